@@ -1,0 +1,39 @@
+#include "engine/backup.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine/manifest_reader.h"
+
+namespace stitchfs::engine {
+
+StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
+  std::string path = dir;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  UniqueFd dir_fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir_fd) {
+    int e = errno;
+    return Status::BackupNotFound("Backup " + path + " not found (" + std::strerror(e) + ")", e);
+  }
+  UniqueFd fd(::openat(dir_fd.get(), ".backup", O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) {
+    int e = errno;
+    std::string why = e == ENOENT ? "no .backup manifest" : std::strerror(e);
+    if (e == ENOENT && ::faccessat(dir_fd.get(), ".lock", F_OK, 0) == 0) {
+      why = "no .backup manifest; a .lock shows it is being written or its writer died";
+    }
+    return Status::BackupNotFound("Backup " + path + " not found (" + why + ")", e);
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Status::BackupNotFound("Backup " + path + ": fstat .backup", errno);
+  if (!S_ISREG(st.st_mode)) return Status::BackupNotFound("Backup " + path + ": .backup is not a file");
+  ASSIGN_OR_RETURN(auto manifest, ReadManifestFd(fd.get(), path, static_cast<uint64_t>(st.st_size)));
+  return std::shared_ptr<const Backup>(new Backup(std::move(path), std::move(dir_fd),
+                                                  std::move(manifest),
+                                                  static_cast<uint64_t>(st.st_size)));
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,39 @@
+// Backup: one opened backup folder: its manifest and a folder fd that every data file is
+// opened beneath.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/manifest.h"
+#include "engine/unique_fd.h"
+
+namespace stitchfs::engine {
+
+// Thread-safe (immutable).
+class Backup {
+ public:
+  // Opens the backup in folder `dir` and parses its `.backup`. Errors: kBackupNotFound (no
+  // folder, no `.backup`, unreadable), and every error of ReadManifestFd.
+  static StatusOr<std::shared_ptr<const Backup>> Open(const std::string& dir);
+
+  const std::string& path() const { return path_; }
+  int dir_fd() const { return dir_fd_.get(); }
+  const Manifest& manifest() const { return *manifest_; }
+  const ManifestHeader& header() const { return manifest_->header(); }
+  uint64_t manifest_bytes() const { return manifest_bytes_; }
+  // "Backup <path>: ", the prefix of messages about this backup.
+  std::string Prefix() const { return "Backup " + path_ + ": "; }
+
+ private:
+  Backup(std::string path, UniqueFd dir_fd, std::unique_ptr<const Manifest> m, uint64_t bytes)
+      : path_(std::move(path)), dir_fd_(std::move(dir_fd)), manifest_(std::move(m)),
+        manifest_bytes_(bytes) {}
+
+  std::string path_;
+  UniqueFd dir_fd_;
+  std::unique_ptr<const Manifest> manifest_;
+  uint64_t manifest_bytes_;
+};
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,185 @@
+#include "engine/backup_chain.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <set>
+
+#include "engine/concat_file.h"
+#include "engine/locator.h"
+
+namespace stitchfs::engine {
+namespace {
+
+std::string ParentDir(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// ClickHouse identifies content as <checksum hex><size>, e.g. 28b5...63ed9.
+std::string ContentId(const Checksum& c, uint64_t size) { return c.ToHex() + std::to_string(size); }
+
+// The first entry that reads from the base, if any.
+std::optional<size_t> FirstBaseUser(const Manifest& m) {
+  for (size_t i = 0; i < m.num_entries(); ++i) {
+    if (m.entry(i).uses_base()) return i;
+  }
+  return std::nullopt;
+}
+
+// Finds and opens the base of `child` (level `level`), or explains why it cannot.
+StatusOr<std::shared_ptr<const Backup>> OpenBase(const Backup& child, size_t level,
+                                                 const ChainOptions& o, size_t user) {
+  const FileEntry e = child.manifest().entry(user);
+  std::string dir = level == 0 ? o.base_override : "";
+  if (dir.empty()) {
+    if (child.header().base_backup.empty()) {
+      return Status::NoBaseBackup(child.Prefix() + "Entry " + ContentId(e.base_checksum, e.base_size) +
+                                  " (\"" + std::string(e.name) +
+                                  "\") is marked to be read from a base backup, but there is no "
+                                  "base backup specified");
+    }
+    auto resolved = ResolveLocator(child.header().base_backup, ParentDir(child.path()), o.disks);
+    if (!resolved.ok()) return resolved.status().WithPrefix(child.Prefix());
+    dir = *resolved;
+  }
+  auto base = Backup::Open(dir);
+  if (!base.ok() && base.status().code() == ErrorCode::kBackupNotFound) {
+    return Status::NoBaseBackup(child.Prefix() + "base backup " + child.header().base_backup +
+                                " cannot be opened: " + base.status().message());
+  }
+  return base;
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const BackupChain>> BackupChain::Open(const std::string& dir,
+                                                               const ChainOptions& options) {
+  std::vector<std::shared_ptr<const Backup>> chain;
+  ASSIGN_OR_RETURN(auto top, Backup::Open(dir));
+  chain.push_back(std::move(top));
+  std::set<std::string> seen_uuids{chain.back()->header().uuid};
+  for (;;) {
+    const Backup& child = *chain.back();
+    auto user = FirstBaseUser(child.manifest());
+    if (!user) break;
+    if (chain.size() >= options.max_depth) {
+      return Status::WrongBaseBackup(child.Prefix() + "the chain of base backups is longer than " +
+                                     std::to_string(options.max_depth));
+    }
+    ASSIGN_OR_RETURN(auto base, OpenBase(child, chain.size() - 1, options, *user));
+    const std::string expected = child.header().base_backup_uuid.value_or("");
+    if (base->header().uuid != expected) {
+      return Status::WrongBaseBackup(child.Prefix() + "The base backup " + base->path() +
+                                     " has different UUID (" + base->header().uuid +
+                                     " != " + expected + ")");
+    }
+    if (!seen_uuids.insert(base->header().uuid).second) {
+      return Status::WrongBaseBackup(child.Prefix() + "the chain of base backups loops back to " +
+                                     base->path() + " (uuid " + base->header().uuid + ")");
+    }
+    chain.push_back(std::move(base));
+  }
+  std::shared_ptr<const BackupChain> result(new BackupChain(std::move(chain)));
+  for (size_t level = 0; level + 1 < result->depth(); ++level) {
+    RETURN_IF_ERROR(result->CheckBaseEntries(level));
+  }
+  return result;
+}
+
+Status BackupChain::CheckBaseEntries(size_t level) const {
+  const Backup& child = backup(level);
+  const Manifest& base = backup(level + 1).manifest();
+  const Manifest& m = child.manifest();
+  for (size_t i = 0; i < m.num_entries(); ++i) {
+    const FileEntry e = m.entry(i);
+    if (!e.uses_base() || base.FindByContent(e.base_size, e.base_checksum)) continue;
+    return Status::WrongBaseBackup(child.Prefix() + "Entry " + ContentId(e.base_checksum, e.base_size) +
+                                   " (\"" + std::string(e.name) +
+                                   "\") is marked to be read from a base backup, but doesn't "
+                                   "exist there (" + backup(level + 1).path() + ")");
+  }
+  return Status::OK();
+}
+
+StatusOr<std::vector<Extent>> BackupChain::Resolve(size_t level, size_t entry) const {
+  std::vector<Extent> out;
+  size_t idx = entry;
+  for (;;) {
+    const Manifest& m = backup(level).manifest();
+    const FileEntry e = m.entry(idx);
+    if (e.size == 0) break;
+    // Readers use the first entry of a content key for its data and base coverage.
+    const size_t rep_idx = *m.FindByContent(e.size, e.checksum);
+    const FileEntry rep = m.entry(rep_idx);
+    if (rep.has_data_file()) {
+      out.push_back({static_cast<uint32_t>(level), static_cast<uint32_t>(rep_idx), rep.stored_size()});
+    }
+    if (!rep.uses_base()) break;
+    if (level + 1 >= depth()) {
+      return Status::NoBaseBackup(backup(level).Prefix() + "entry \"" + std::string(rep.name) +
+                                  "\" needs a base backup that was not opened");
+    }
+    auto base_idx = backup(level + 1).manifest().FindByContent(rep.base_size, rep.base_checksum);
+    if (!base_idx) {
+      return Status::WrongBaseBackup(backup(level).Prefix() + "Entry " +
+                                     ContentId(rep.base_checksum, rep.base_size) +
+                                     " is marked to be read from a base backup, but doesn't exist there");
+    }
+    idx = *base_idx;
+    ++level;
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+StatusOr<std::shared_ptr<const PosixFile>> BackupChain::OpenDataFile(const Extent& x) const {
+  const Backup& b = backup(x.level);
+  const FileEntry e = b.manifest().entry(x.entry);
+  auto key = std::make_pair(x.level, std::string(e.data_file));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto cached = files_[key].lock()) return cached;
+  auto fd = OpenBeneath(b.dir_fd(), key.second);
+  if (!fd.ok()) {
+    const int err = fd.status().sys_errno();
+    const std::string what = b.Prefix() + "entry \"" + std::string(e.name) +
+                             "\": cannot open data file: " + fd.status().message();
+    if (err == ENOENT || err == ENOTDIR) return Status::BackupDamaged(what);
+    if (err == ELOOP || err == EXDEV) return Status::InsecurePath(what + " (a symlink)");
+    return Status(ErrorCode::kIOError, what, err);
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const PosixFile> file,
+                   PosixFile::FromFd(std::move(*fd), b.path() + "/" + key.second));
+  files_[key] = file;
+  if (++inserts_ % 1024 == 0) {  // Drop entries of files no reader holds any more.
+    std::erase_if(files_, [](const auto& kv) { return kv.second.expired(); });
+  }
+  return file;
+}
+
+StatusOr<std::shared_ptr<const RandomAccessFile>> BackupChain::OpenEntry(size_t entry) const {
+  return OpenEntryAt(0, entry);
+}
+
+StatusOr<std::shared_ptr<const RandomAccessFile>> BackupChain::OpenEntryAt(size_t level,
+                                                                           size_t entry) const {
+  ASSIGN_OR_RETURN(std::vector<Extent> extents, Resolve(level, entry));
+  std::vector<Segment> segments;
+  segments.reserve(extents.size());
+  for (const Extent& x : extents) {
+    ASSIGN_OR_RETURN(auto file, OpenDataFile(x));
+    if (file->size() != x.length) {
+      const Backup& b = backup(x.level);
+      return Status::BackupDamaged(b.Prefix() + "data file \"" +
+                                   std::string(b.manifest().entry(x.entry).data_file) + "\" of entry \"" +
+                                   std::string(b.manifest().entry(x.entry).name) + "\" has " +
+                                   std::to_string(file->size()) + " bytes, the manifest declares " +
+                                   std::to_string(x.length));
+    }
+    segments.push_back({std::move(file), 0, x.length});
+  }
+  if (segments.size() == 1) return std::shared_ptr<const RandomAccessFile>(segments[0].file);
+  return std::shared_ptr<const RandomAccessFile>(std::make_shared<ConcatFile>(std::move(segments)));
+}
+
+}  // namespace stitchfs::engine

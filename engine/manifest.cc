@@ -1,0 +1,114 @@
+#include "engine/manifest.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <tuple>
+
+namespace stitchfs::engine {
+
+FileEntry Manifest::entry(size_t i) const {
+  const Record& r = entries_[i];
+  FileEntry e;
+  e.name = {r.name, r.name_len};
+  e.size = r.size;
+  e.base_size = r.base_size;
+  e.checksum = r.checksum;
+  e.base_checksum = r.base_checksum;
+  e.data_file = r.data_file ? std::string_view(r.data_file, r.data_file_len) : e.name;
+  e.encrypted_by_disk = (r.flags & kEncrypted) != 0;
+  return e;
+}
+
+std::optional<size_t> Manifest::FindByName(std::string_view name) const {
+  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
+                             [this](uint32_t i, std::string_view n) { return NameOf(i) < n; });
+  if (it == by_name_.end() || NameOf(*it) != name) return std::nullopt;
+  return *it;
+}
+
+std::optional<size_t> Manifest::FindByContent(uint64_t size, const Checksum& checksum) const {
+  auto key = std::tie(size, checksum);
+  auto it = std::lower_bound(by_content_.begin(), by_content_.end(), key,
+                             [this](uint32_t i, const auto& k) {
+                               return std::tie(entries_[i].size, entries_[i].checksum) < k;
+                             });
+  if (it == by_content_.end()) return std::nullopt;
+  const Record& r = entries_[*it];
+  if (r.size != size || r.checksum != checksum) return std::nullopt;
+  return *it;
+}
+
+size_t Manifest::MemoryUsage() const {
+  return entries_.capacity() * sizeof(Record) + arena_bytes_ +
+         (by_name_.capacity() + by_content_.capacity()) * sizeof(uint32_t);
+}
+
+namespace {
+constexpr size_t kArenaBlock = 1 << 20;
+}
+
+ManifestBuilder::ManifestBuilder() : m_(new Manifest) {}
+
+const char* ManifestBuilder::Intern(std::string_view s) {
+  if (s.size() > block_left_) {
+    size_t n = std::max(kArenaBlock, s.size());
+    m_->arena_blocks_.push_back(std::make_unique<char[]>(n));
+    m_->arena_bytes_ += n;
+    block_ = m_->arena_blocks_.back().get();
+    block_left_ = n;
+  }
+  char* out = block_;
+  std::memcpy(out, s.data(), s.size());
+  block_ += s.size();
+  block_left_ -= s.size();
+  return out;
+}
+
+Status ManifestBuilder::Add(const FileEntry& e) {
+  constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max();
+  if (m_->entries_.size() >= kMax || e.name.size() > kMax || e.data_file.size() > kMax) {
+    return Status::BackupDamaged("too many entries or too long a name");
+  }
+  Manifest::Record r{};
+  r.size = e.size;
+  r.base_size = e.base_size;
+  r.checksum = e.checksum;
+  r.base_checksum = e.base_checksum;
+  r.name = Intern(e.name);
+  r.name_len = static_cast<uint32_t>(e.name.size());
+  if (!e.data_file.empty() && e.data_file != e.name) {
+    r.data_file = Intern(e.data_file);
+    r.data_file_len = static_cast<uint32_t>(e.data_file.size());
+  }
+  r.flags = e.encrypted_by_disk ? Manifest::kEncrypted : 0;
+  m_->entries_.push_back(r);
+  return Status::OK();
+}
+
+std::unique_ptr<const Manifest> ManifestBuilder::Finish() {
+  Manifest& m = *m_;
+  const auto n = static_cast<uint32_t>(m.entries_.size());
+  m.by_name_.resize(n);
+  for (uint32_t i = 0; i < n; ++i) m.by_name_[i] = i;
+  std::stable_sort(m.by_name_.begin(), m.by_name_.end(),
+                   [&m](uint32_t a, uint32_t b) { return m.NameOf(a) < m.NameOf(b); });
+  auto same_name = [&m](uint32_t a, uint32_t b) { return m.NameOf(a) == m.NameOf(b); };
+  m.by_name_.erase(std::unique(m.by_name_.begin(), m.by_name_.end(), same_name), m.by_name_.end());
+  m.by_name_.shrink_to_fit();
+
+  m.by_content_.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (m.entries_[i].size > 0) m.by_content_.push_back(i);
+  }
+  std::sort(m.by_content_.begin(), m.by_content_.end(), [&m](uint32_t a, uint32_t b) {
+    const auto& x = m.entries_[a];
+    const auto& y = m.entries_[b];
+    return std::tie(x.size, x.checksum, a) < std::tie(y.size, y.checksum, b);
+  });
+  block_ = nullptr;
+  block_left_ = 0;
+  return std::unique_ptr<const Manifest>(std::exchange(m_, std::make_unique<Manifest>()));
+}
+
+}  // namespace stitchfs::engine

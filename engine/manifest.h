@@ -1,0 +1,112 @@
+// Manifest: the parsed `.backup` of one backup (header + file entries), stored flat: names in
+// an arena, one fixed-size record per entry, sorted index arrays. Immutable once built.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/checksum.h"
+#include "engine/status_or.h"
+
+namespace stitchfs::engine {
+
+struct ManifestHeader {
+  int version = 1;
+  std::optional<bool> deduplicate_files;  // Informational; absent in G1 manifests.
+  std::string timestamp;                  // "YYYY-MM-DD hh:mm:ss", writer's local time.
+  std::string uuid;
+  std::string backup_id;
+  std::string data_file_name_generator;
+  std::string base_backup;                      // Locator text; empty when there is none.
+  std::optional<std::string> base_backup_uuid;  // Absent when not written.
+  ChecksumAlgorithm algorithm = ChecksumAlgorithm::kClickHouse;
+};
+
+// One logical file, as a view into the Manifest that owns the strings.
+struct FileEntry {
+  std::string_view name;
+  uint64_t size = 0;
+  uint64_t base_size = 0;  // Bytes [0, base_size) come from the base backup.
+  Checksum checksum;       // Of the whole file; zero for empty files.
+  Checksum base_checksum;  // Of the prefix in the base; == checksum when base_size == size.
+  std::string_view data_file;  // Holds bytes [base_size, size); == name unless deduplicated.
+  bool encrypted_by_disk = false;
+
+  bool uses_base() const { return base_size > 0; }
+  bool has_data_file() const { return size > base_size; }
+  uint64_t stored_size() const { return size - base_size; }
+};
+
+// The parsed manifest. Thread-safe (immutable after ManifestBuilder::Finish).
+class Manifest {
+ public:
+  const ManifestHeader& header() const { return header_; }
+  size_t num_entries() const { return entries_.size(); }
+  // REQUIRES: i < num_entries(). Entries are in manifest order.
+  FileEntry entry(size_t i) const;
+
+  // The first entry (in manifest order) named `name`.
+  std::optional<size_t> FindByName(std::string_view name) const;
+  // The first entry (in manifest order) with this content key; size must be > 0. This is the
+  // entry whose data location and base coverage readers use for every copy of the content.
+  std::optional<size_t> FindByContent(uint64_t size, const Checksum& checksum) const;
+  // Entry indexes sorted by name (byte order), duplicates of a name removed (first kept).
+  const std::vector<uint32_t>& by_name() const { return by_name_; }
+
+  // Bytes of heap used by the entry table, the names and the indexes (for measurements).
+  size_t MemoryUsage() const;
+
+ private:
+  friend class ManifestBuilder;
+  struct Record {
+    uint64_t size;
+    uint64_t base_size;
+    Checksum checksum;
+    Checksum base_checksum;
+    const char* name;
+    const char* data_file;  // nullptr: same as name.
+    uint32_t name_len;
+    uint32_t data_file_len;
+    uint32_t flags;
+  };
+  static constexpr uint32_t kEncrypted = 1;
+
+  std::string_view NameOf(uint32_t i) const { return {entries_[i].name, entries_[i].name_len}; }
+
+  ManifestHeader header_;
+  std::vector<Record> entries_;
+  std::vector<std::unique_ptr<char[]>> arena_blocks_;
+  size_t arena_bytes_ = 0;
+  std::vector<uint32_t> by_name_;
+  std::vector<uint32_t> by_content_;  // Entries with size > 0, by (size, checksum, position).
+};
+
+// Builds a Manifest. Entries must already be valid (the reader and writer check them).
+// Not thread-safe.
+class ManifestBuilder {
+ public:
+  ManifestBuilder();
+  void set_header(ManifestHeader h) { m_->header_ = std::move(h); }
+  ManifestHeader& header() { return m_->header_; }
+  // Hint for how many entries will come (reserves address space only).
+  void Reserve(size_t n) { m_->entries_.reserve(n); }
+  // Appends one entry; `data_file` equal to `name` is stored as "same as name".
+  // kBackupDamaged if there are more than 2^32 - 1 entries or a name is over 4 GiB.
+  Status Add(const FileEntry& e);
+  size_t num_entries() const { return m_->entries_.size(); }
+  // Sorts the indexes and hands the manifest over. The builder is empty afterwards.
+  std::unique_ptr<const Manifest> Finish();
+
+ private:
+  const char* Intern(std::string_view s);
+
+  std::unique_ptr<Manifest> m_;
+  char* block_ = nullptr;
+  size_t block_left_ = 0;
+};
+
+}  // namespace stitchfs::engine

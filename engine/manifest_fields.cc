@@ -1,0 +1,175 @@
+#include "engine/manifest_fields.h"
+
+#include <charconv>
+
+#include "engine/path_check.h"
+
+namespace stitchfs::engine {
+namespace {
+
+constexpr const char* kHeaderTags[] = {"version", "deduplicate_files", "timestamp", "uuid",
+                                       "backup_id", "data_file_name_generator", "base_backup",
+                                       "base_backup_uuid", "stitchfs_checksum"};
+constexpr const char* kFileTags[] = {"name", "size", "checksum", "use_base", "base_size",
+                                     "base_checksum", "data_file", "encrypted_by_disk",
+                                     "object_key"};
+
+template <size_t N>
+int IndexOf(const char* const (&tags)[N], std::string_view tag) {
+  for (size_t i = 0; i < N; ++i) {
+    if (tag == tags[i]) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// Strict unsigned decimal: digits only, no sign, no spaces, no overflow.
+std::optional<uint64_t> ParseU64(std::string_view s) {
+  uint64_t v = 0;
+  if (s.empty() || s.front() < '0' || s.front() > '9') return std::nullopt;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<bool> ParseBool(std::string_view s) {
+  if (s == "true" || s == "1") return true;
+  if (s == "false" || s == "0") return false;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string* ManifestFields::Slot(std::optional<std::string>* slots, int tag) {
+  if (tag < 0) return nullptr;
+  if (slots[tag].has_value()) {
+    scratch_.clear();
+    return &scratch_;
+  }
+  slots[tag].emplace();
+  return &*slots[tag];
+}
+
+std::string* ManifestFields::HeaderSlot(std::string_view tag) {
+  return Slot(header_, IndexOf(kHeaderTags, tag));
+}
+
+std::string* ManifestFields::FileSlot(std::string_view tag) {
+  return Slot(file_, IndexOf(kFileTags, tag));
+}
+
+Status ManifestFields::ApplyHeader() {
+  ManifestHeader& h = builder_.header();
+  if (!header_[kVersion]) return Damaged("Cannot read <version>");
+  auto version = ParseU64(*header_[kVersion]);
+  if (!version) return Damaged("Cannot parse <version> value " + *header_[kVersion]);
+  if (*version < 1 || *version > 2) {
+    return Status::VersionNotSupported(BackupPrefix() + "Version " + *header_[kVersion] +
+                                       " is not supported");
+  }
+  h.version = static_cast<int>(*version);
+  if (!header_[kTimestamp]) return Damaged("Cannot read <timestamp>");
+  if (!header_[kUuid]) return Damaged("Cannot read <uuid>");
+  h.timestamp = *header_[kTimestamp];
+  h.uuid = *header_[kUuid];
+  if (header_[kDedup]) {
+    auto b = ParseBool(*header_[kDedup]);
+    if (!b) return Damaged("Cannot parse <deduplicate_files> value " + *header_[kDedup]);
+    h.deduplicate_files = *b;
+  }
+  h.backup_id = header_[kBackupId].value_or("");
+  h.data_file_name_generator = header_[kGenerator].value_or("");
+  h.base_backup = header_[kBase].value_or("");
+  h.base_backup_uuid = header_[kBaseUuid];
+  if (header_[kAlgorithm]) {
+    auto a = ParseChecksumAlgorithm(*header_[kAlgorithm]);
+    if (!a) {
+      return Status::VersionNotSupported(BackupPrefix() + "checksum algorithm " +
+                                         *header_[kAlgorithm] + " is not supported");
+    }
+    h.algorithm = *a;
+  }
+  return Status::OK();
+}
+
+void ManifestFields::BeginFile() {
+  for (auto& f : file_) f.reset();
+}
+
+Status ManifestFields::EntryError(const std::string& what) const {
+  std::string entry = file_[kName] ? "entry \"" + *file_[kName] + "\": " : "";
+  return Damaged(entry + what);
+}
+
+StatusOr<uint64_t> ManifestFields::Number(FileTag tag) const {
+  auto v = ParseU64(*file_[tag]);
+  if (!v) return EntryError(std::string("Cannot parse <") + kFileTags[tag] + "> value " + *file_[tag]);
+  return *v;
+}
+
+StatusOr<Checksum> ManifestFields::ChecksumOf(FileTag tag) const {
+  const std::string& text = *file_[tag];
+  if (text.size() != 32) {
+    return EntryError("Unexpected size of checksum: " + std::to_string(text.size()) +
+                      ", must be 32");
+  }
+  auto c = Checksum::FromHex(text);
+  if (!c) return EntryError(std::string("Cannot parse <") + kFileTags[tag] + "> value " + text);
+  return *c;
+}
+
+StatusOr<bool> ManifestFields::Bool(FileTag tag) const {
+  if (!file_[tag]) return false;
+  auto b = ParseBool(*file_[tag]);
+  if (!b) return EntryError(std::string("Cannot parse <") + kFileTags[tag] + "> value " + *file_[tag]);
+  return *b;
+}
+
+// base_size defaults to size when use_base is true; a non-zero base_size implies use_base.
+Status ManifestFields::FillBase(FileEntry& e) const {
+  ASSIGN_OR_RETURN(bool use_base, Bool(kUseBase));
+  if (file_[kBaseSize]) {
+    ASSIGN_OR_RETURN(e.base_size, Number(kBaseSize));
+  } else {
+    e.base_size = use_base ? e.size : 0;
+  }
+  if (e.base_size > e.size) {
+    return Damaged("Base size must not be greater than the size of entry \"" +
+                   std::string(e.name) + "\"");
+  }
+  if (e.base_size == e.size) {
+    e.base_checksum = e.checksum;
+  } else if (e.base_size > 0) {
+    if (!file_[kBaseChecksum]) return EntryError("Cannot read <base_checksum> of a file from metadata");
+    ASSIGN_OR_RETURN(e.base_checksum, ChecksumOf(kBaseChecksum));
+  }
+  return Status::OK();
+}
+
+Status ManifestFields::EndFile() {
+  if (!file_[kName]) return Damaged("Cannot read <name> of a file from metadata");
+  if (!file_[kSize]) return EntryError("Cannot read <size> of a file from metadata");
+  FileEntry e;
+  e.name = *file_[kName];
+  RETURN_IF_ERROR(CheckRelativePath(e.name).WithPrefix(BackupPrefix() + "<name>: "));
+  ASSIGN_OR_RETURN(e.size, Number(kSize));
+  if (e.size > 0) {
+    if (file_[kObjectKey]) {
+      return Status::NotSupported(BackupPrefix() + "entry \"" + std::string(e.name) +
+                                  "\" lives in object storage (<object_key>, a lightweight "
+                                  "snapshot); such backups are not supported");
+    }
+    if (!file_[kChecksum]) return EntryError("Cannot read <checksum> of a file from metadata");
+    ASSIGN_OR_RETURN(e.checksum, ChecksumOf(kChecksum));
+    RETURN_IF_ERROR(FillBase(e));
+    ASSIGN_OR_RETURN(e.encrypted_by_disk, Bool(kEncrypted));
+    if (e.has_data_file() && file_[kDataFile] && *file_[kDataFile] != e.name) {
+      e.data_file = *file_[kDataFile];
+      RETURN_IF_ERROR(CheckRelativePath(e.data_file)
+                          .WithPrefix(BackupPrefix() + "entry \"" + std::string(e.name) +
+                                      "\": <data_file>: "));
+    }
+  }
+  return builder_.Add(e).WithPrefix(BackupPrefix());
+}
+
+}  // namespace stitchfs::engine

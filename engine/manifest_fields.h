@@ -1,0 +1,56 @@
+// ManifestFields: the tag semantics of a manifest, apart from the XML mechanics. It collects
+// the text of header and per-file leaves and turns them into a ManifestHeader and FileEntry
+// values with ClickHouse's defaults and checks (FORMAT.md section 2.3 and 2.4).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/manifest.h"
+
+namespace stitchfs::engine {
+
+// Not thread-safe. Used by the SAX reader only.
+class ManifestFields {
+ public:
+  explicit ManifestFields(std::string backup_name) : backup_name_(std::move(backup_name)) {}
+
+  // The string a header leaf's text goes into, or nullptr for tags that are ignored. A
+  // repeated leaf gets a scratch slot, so the first value wins.
+  std::string* HeaderSlot(std::string_view tag);
+  std::string* FileSlot(std::string_view tag);
+
+  // Validates the header collected so far (called at the opening <contents>).
+  Status ApplyHeader();
+  void BeginFile();
+  // Validates the current <file> and adds it to the builder.
+  Status EndFile();
+
+  ManifestBuilder& builder() { return builder_; }
+  std::string BackupPrefix() const { return "Backup " + backup_name_ + ": "; }
+  Status Damaged(const std::string& what) const {
+    return Status::BackupDamaged(BackupPrefix() + what);
+  }
+
+ private:
+  enum HeaderTag { kVersion, kDedup, kTimestamp, kUuid, kBackupId, kGenerator, kBase, kBaseUuid,
+                   kAlgorithm, kNumHeaderTags };
+  enum FileTag { kName, kSize, kChecksum, kUseBase, kBaseSize, kBaseChecksum, kDataFile,
+                 kEncrypted, kObjectKey, kNumFileTags };
+
+  std::string* Slot(std::optional<std::string>* slots, int tag);
+  Status EntryError(const std::string& what) const;
+  StatusOr<uint64_t> Number(FileTag tag) const;
+  StatusOr<Checksum> ChecksumOf(FileTag tag) const;
+  StatusOr<bool> Bool(FileTag tag) const;
+  Status FillBase(FileEntry& e) const;
+
+  std::string backup_name_;
+  ManifestBuilder builder_;
+  std::optional<std::string> header_[kNumHeaderTags];
+  std::optional<std::string> file_[kNumFileTags];
+  std::string scratch_;
+};
+
+}  // namespace stitchfs::engine

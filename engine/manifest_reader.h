@@ -1,0 +1,27 @@
+// ManifestReader: parses a `.backup` manifest (ClickHouse's G1 pretty-printed or G2 compact
+// format, plus stitchfs's header extension) into a Manifest, streaming, with expat.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "engine/manifest.h"
+#include "engine/status_or.h"
+
+namespace stitchfs::engine {
+
+// Reads the manifest from `fd` until EOF. `backup_name` (the backup's path) goes in every
+// message. Errors: kBackupDamaged (malformed XML, missing or bad tag, base_size > size, bad
+// checksum length, missing or second <contents>, element inside a leaf; with line:column),
+// kInsecurePath (unsafe name or data_file), kVersionNotSupported (version outside [1, 2], or an
+// unknown checksum algorithm), kNotSupported (lightweight-snapshot entries with <object_key>),
+// kIOError (read failed).
+StatusOr<std::unique_ptr<const Manifest>> ReadManifestFd(int fd, const std::string& backup_name,
+                                                         uint64_t size_hint = 0);
+
+// The same over an in-memory document.
+StatusOr<std::unique_ptr<const Manifest>> ParseManifest(std::string_view xml,
+                                                        const std::string& backup_name);
+
+}  // namespace stitchfs::engine

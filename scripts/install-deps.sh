@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages stitchfs needs to build, test and run. Idempotent: packages
+# already present are not touched. Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config git   # toolchain
+  libfuse3-dev fuse3                     # FUSE (library, fusermount3)
+  libxxhash-dev                          # XXH3-128 checksums
+  libexpat1-dev                          # manifest XML parser
+  libboost-filesystem-dev                # portable folder walking in the CLI
+  libgtest-dev                           # unit tests
+  attr rsync                             # getfattr / rsync used by the integration tests
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing: ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

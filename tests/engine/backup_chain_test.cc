@@ -1,0 +1,253 @@
+#include "engine/backup_chain.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "tests/testutil/fixture.h"
+
+namespace stitchfs::engine {
+namespace {
+
+using testutil::FixtureBackup;
+using testutil::RandomBytes;
+using testutil::TempDir;
+
+std::string ReadAll(const BackupChain& chain, std::string_view name) {
+  auto idx = chain.top().manifest().FindByName(name);
+  EXPECT_TRUE(idx.has_value()) << name;
+  if (!idx) return "";
+  auto f = chain.OpenEntry(*idx);
+  EXPECT_TRUE(f.ok()) << f.status().ToString();
+  if (!f.ok()) return "";
+  std::string out((*f)->size(), '\0');
+  auto n = (*f)->ReadAt(0, out);
+  EXPECT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, out.size());
+  return out;
+}
+
+// A 3-deep ClickHouse-format chain with every kind of entry.
+class ChainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    a_ = RandomBytes(5000, 1);
+    b_ = RandomBytes(3000, 2);
+    c_ = RandomBytes(100, 3);
+    FixtureBackup b0(dir_ / "b0");
+    b0.AddStored("log/app.log", a_);
+    b0.AddStored("metadata/db.sql", "CREATE DATABASE db;\n");
+    b0.AddStored("data/t/p1/columns.txt", "columns format version: 1\n");
+    b0.AddDuplicate("data/t/p2/columns.txt", "columns format version: 1\n", "data/t/p1/columns.txt");
+    b0.AddStored("old/name.bin", "renamed content");
+    b0.AddEmpty("empty.txt");
+    ASSERT_OK(b0.Write());
+
+    FixtureBackup b1(dir_ / "b1");
+    b1.SetBase(b0);
+    b1.AddStitched("log/app.log", a_ + b_, a_.size());
+    b1.AddFromBase("metadata/db.sql", "CREATE DATABASE db;\n");
+    b1.AddFromBase("new/name.bin", "renamed content");  // renamed: found by (size, checksum)
+    b1.AddFromBase("data/t/p3/columns.txt", "columns format version: 1\n");
+    b1.AddStored("fresh.bin", "fresh");
+    b1.AddEmpty("empty.txt");
+    ASSERT_OK(b1.Write());
+
+    FixtureBackup b2(dir_ / "b2");
+    b2.SetBase(b1);
+    b2.AddStitched("log/app.log", a_ + b_ + c_, a_.size() + b_.size());
+    b2.AddFromBase("metadata/db.sql", "CREATE DATABASE db;\n");
+    b2.AddFromBase("new/name.bin", "renamed content");
+    b2.AddStored("copy/a.bin", "same bytes twice");
+    b2.AddDuplicate("copy/b.bin", "same bytes twice", "copy/a.bin");
+    b2.AddEmpty("empty.txt");
+    ASSERT_OK(b2.Write());
+    b0_uuid_ = b0.uuid();
+  }
+
+  TempDir dir_;
+  std::string a_, b_, c_, b0_uuid_;
+};
+
+TEST_F(ChainTest, ReadsEveryKindOfEntryThroughThreeBackups) {
+  auto chain = BackupChain::Open(dir_ / "b2");
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  EXPECT_EQ((*chain)->depth(), 3u);
+  EXPECT_EQ(ReadAll(**chain, "log/app.log"), a_ + b_ + c_);
+  EXPECT_EQ(ReadAll(**chain, "metadata/db.sql"), "CREATE DATABASE db;\n");
+  EXPECT_EQ(ReadAll(**chain, "new/name.bin"), "renamed content");
+  EXPECT_EQ(ReadAll(**chain, "copy/b.bin"), "same bytes twice");
+  EXPECT_EQ(ReadAll(**chain, "empty.txt"), "");
+
+  auto app = (*chain)->Resolve(0, *(*chain)->top().manifest().FindByName("log/app.log"));
+  ASSERT_TRUE(app.ok());
+  ASSERT_EQ(app->size(), 3u);
+  EXPECT_EQ((*app)[0].level, 2u);
+  EXPECT_EQ((*app)[0].length, a_.size());
+  EXPECT_EQ((*app)[1].length, b_.size());
+  EXPECT_EQ((*app)[2].length, c_.size());
+  // Only the tail is stored at each level.
+  EXPECT_EQ(std::filesystem::file_size(dir_ / "b2/log/app.log"), c_.size());
+}
+
+TEST_F(ChainTest, MiddleOfChainAndDedupInBase) {
+  auto chain = BackupChain::Open(dir_ / "b1");
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  EXPECT_EQ(ReadAll(**chain, "data/t/p3/columns.txt"), "columns format version: 1\n");
+  auto b0 = BackupChain::Open(dir_ / "b0");
+  ASSERT_TRUE(b0.ok());
+  EXPECT_EQ((*b0)->depth(), 1u);
+  EXPECT_EQ(ReadAll(**b0, "data/t/p2/columns.txt"), "columns format version: 1\n");
+}
+
+TEST_F(ChainTest, BaseOverrideAndDiskLocator) {
+  std::filesystem::rename(dir_ / "b1", dir_ / "moved");
+  auto missing = BackupChain::Open(dir_ / "b2");
+  EXPECT_EQ(missing.status().code(), ErrorCode::kNoBaseBackup) << missing.status().ToString();
+  ChainOptions o;
+  o.base_override = dir_ / "moved";
+  auto chain = BackupChain::Open(dir_ / "b2", o);
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  EXPECT_EQ(ReadAll(**chain, "log/app.log"), a_ + b_ + c_);
+
+  FixtureBackup d(dir_ / "d");
+  d.header.base_backup = "Disk('backups', 'b0')";
+  d.header.base_backup_uuid = b0_uuid_;
+  d.AddFromBase("old.bin", "renamed content");
+  ASSERT_OK(d.Write());
+  EXPECT_EQ(BackupChain::Open(dir_ / "d").status().code(), ErrorCode::kNoBaseBackup);
+  ChainOptions disks;
+  disks.disks["backups"] = dir_.path();
+  auto dc = BackupChain::Open(dir_ / "d", disks);
+  ASSERT_TRUE(dc.ok()) << dc.status().ToString();
+  EXPECT_EQ(ReadAll(**dc, "old.bin"), "renamed content");
+}
+
+TEST_F(ChainTest, WrongUuidIsWrongBaseBackup) {
+  FixtureBackup x(dir_ / "x");
+  x.header.base_backup = "File('b0')";
+  x.header.base_backup_uuid = "00000000-0000-4000-8000-000000000000";
+  x.AddFromBase("a", "renamed content");
+  ASSERT_OK(x.Write());
+  auto s = BackupChain::Open(dir_ / "x").status();
+  EXPECT_EQ(s.code(), ErrorCode::kWrongBaseBackup);
+  EXPECT_NE(s.message().find("has different UUID (" + b0_uuid_ + " != 00000000"), std::string::npos)
+      << s.message();
+  x.header.base_backup_uuid.reset();
+  std::filesystem::remove_all(dir_ / "x");
+  ASSERT_OK(x.Write());
+  EXPECT_EQ(BackupChain::Open(dir_ / "x").status().code(), ErrorCode::kWrongBaseBackup)
+      << "a missing base_backup_uuid cannot match";
+}
+
+TEST_F(ChainTest, EntryMissingFromBaseIsWrongBaseBackupAtOpen) {
+  FixtureBackup x(dir_ / "x");
+  x.header.base_backup = "File('b0')";
+  x.header.base_backup_uuid = b0_uuid_;
+  x.AddFromBase("ghost.bin", "content the base never had");
+  ASSERT_OK(x.Write());
+  auto s = BackupChain::Open(dir_ / "x").status();
+  EXPECT_EQ(s.code(), ErrorCode::kWrongBaseBackup);
+  EXPECT_NE(s.message().find("doesn't exist there"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("ghost.bin"), std::string::npos) << s.message();
+}
+
+TEST_F(ChainTest, EntryUsingBaseWithoutBaseIsNoBaseBackup) {
+  FixtureBackup x(dir_ / "x");
+  x.AddFromBase("a.bin", "Some text");
+  ASSERT_OK(x.Write());
+  auto s = BackupChain::Open(dir_ / "x").status();
+  EXPECT_EQ(s.code(), ErrorCode::kNoBaseBackup);
+  EXPECT_NE(s.message().find("Entry 28b5529750ac210952ffd366774363ed9 (\"a.bin\") is marked to be "
+                             "read from a base backup, but there is no base backup specified"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST_F(ChainTest, CycleAndDepthAreRefused) {
+  FixtureBackup p(dir_ / "p"), q(dir_ / "q");
+  p.SetBase(q);
+  q.SetBase(p);
+  p.AddFromBase("f", "loop");
+  q.AddFromBase("f", "loop");
+  ASSERT_OK(p.Write());
+  ASSERT_OK(q.Write());
+  auto s = BackupChain::Open(dir_ / "p").status();
+  EXPECT_EQ(s.code(), ErrorCode::kWrongBaseBackup);
+  EXPECT_NE(s.message().find("loops"), std::string::npos) << s.message();
+
+  ChainOptions shallow;
+  shallow.max_depth = 2;
+  EXPECT_EQ(BackupChain::Open(dir_ / "b2", shallow).status().code(), ErrorCode::kWrongBaseBackup);
+}
+
+TEST_F(ChainTest, DataFileOfWrongLengthOrMissingIsDamaged) {
+  auto chain = BackupChain::Open(dir_ / "b2");
+  ASSERT_TRUE(chain.ok());
+  const Manifest& m = (*chain)->top().manifest();
+  ::truncate((dir_ / "b1/log/app.log").c_str(), 10);
+  auto s = (*chain)->OpenEntry(*m.FindByName("log/app.log")).status();
+  EXPECT_EQ(s.code(), ErrorCode::kBackupDamaged);
+  EXPECT_NE(s.message().find("b1"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("log/app.log"), std::string::npos) << s.message();
+  testutil::WriteFile(dir_ / "b2/copy/a.bin", "same bytes twice, and more");
+  EXPECT_EQ((*chain)->OpenEntry(*m.FindByName("copy/b.bin")).status().code(),
+            ErrorCode::kBackupDamaged)
+      << "a data file longer than declared is damage too";
+  std::filesystem::remove(dir_ / "b0/metadata/db.sql");
+  EXPECT_EQ((*chain)->OpenEntry(*m.FindByName("metadata/db.sql")).status().code(),
+            ErrorCode::kBackupDamaged);
+}
+
+TEST_F(ChainTest, TruncationAfterOpenIsDamageNotShortRead) {
+  auto chain = BackupChain::Open(dir_ / "b2");
+  ASSERT_TRUE(chain.ok());
+  auto f = (*chain)->OpenEntry(*(*chain)->top().manifest().FindByName("log/app.log"));
+  ASSERT_TRUE(f.ok());
+  ::truncate((dir_ / "b0/log/app.log").c_str(), 100);
+  std::string buf(4096, '\0');
+  auto n = (*f)->ReadAt(0, buf);
+  EXPECT_EQ(n.status().code(), ErrorCode::kBackupDamaged) << n.status().ToString();
+  auto tail = (*f)->ReadAt(a_.size(), buf);  // Later segments still read fine.
+  ASSERT_TRUE(tail.ok());
+  EXPECT_EQ(buf.substr(0, *tail), (b_ + c_).substr(0, *tail));
+}
+
+TEST_F(ChainTest, SymlinkedDataFileIsRefused) {
+  std::filesystem::remove(dir_ / "b2/copy/a.bin");
+  testutil::WriteFile(dir_ / "outside", "same bytes twice");
+  std::filesystem::create_symlink(dir_ / "outside", dir_ / "b2/copy/a.bin");
+  auto chain = BackupChain::Open(dir_ / "b2");
+  ASSERT_TRUE(chain.ok());
+  auto s = (*chain)->OpenEntry(*(*chain)->top().manifest().FindByName("copy/a.bin")).status();
+  EXPECT_EQ(s.code(), ErrorCode::kInsecurePath) << s.ToString();
+}
+
+TEST_F(ChainTest, MissingManifestIsBackupNotFound) {
+  EXPECT_EQ(BackupChain::Open(dir_ / "nothing").status().code(), ErrorCode::kBackupNotFound);
+  std::filesystem::create_directories(dir_ / "half");
+  testutil::WriteFile(dir_ / "half/.lock", "uuid");
+  auto s = BackupChain::Open(dir_ / "half").status();
+  EXPECT_EQ(s.code(), ErrorCode::kBackupNotFound);
+  EXPECT_NE(s.message().find(".lock"), std::string::npos);
+}
+
+TEST(ChainXxh3Test, StitchfsFormatChain) {
+  TempDir dir;
+  const std::string a = RandomBytes(10000, 9), b = RandomBytes(777, 10);
+  FixtureBackup b0(dir / "b0", ChecksumAlgorithm::kXxh3);
+  b0.AddStored("f", a);
+  ASSERT_OK(b0.Write());
+  FixtureBackup b1(dir / "b1", ChecksumAlgorithm::kXxh3);
+  b1.SetBase(b0);
+  b1.AddStitched("f", a + b, a.size());
+  ASSERT_OK(b1.Write());
+  auto chain = BackupChain::Open(dir / "b1");
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  EXPECT_EQ((*chain)->top().header().algorithm, ChecksumAlgorithm::kXxh3);
+  EXPECT_EQ(ReadAll(**chain, "f"), a + b);
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
