@@ -131,7 +131,7 @@ void FixtureBackup::AddEmpty(std::string_view name) {
   AddRaw(e);
 }
 
-std::string FixtureBackup::ManifestXml() const {
+engine::StatusOr<std::string> FixtureBackup::ManifestXml() const {
   std::vector<engine::FileEntry> list;
   for (const Owned& o : entries_) {
     engine::FileEntry e = o.e;
@@ -140,15 +140,15 @@ std::string FixtureBackup::ManifestXml() const {
     list.push_back(e);
   }
   std::string xml;
-  engine::Status s = engine::RenderManifest(header, list, &xml);
-  if (!s.ok()) ADD_FAILURE() << s.ToString();
+  RETURN_IF_ERROR(engine::RenderManifest(header, list, &xml));
   return xml;
 }
 
 engine::Status FixtureBackup::Write() {
   fs::create_directories(dir_);
   for (const auto& [file, bytes] : data_) WriteFile(dir_ + "/" + file, bytes);
-  WriteFile(dir_ + "/.backup", ManifestXml());
+  ASSIGN_OR_RETURN(std::string xml, ManifestXml());
+  WriteFile(dir_ + "/.backup", xml);
   return engine::Status::OK();
 }
 

@@ -10,7 +10,7 @@
 
 #include "engine/checksum.h"
 #include "engine/manifest.h"
-#include "engine/status.h"
+#include "engine/status_or.h"
 
 namespace stitchfs::testutil {
 
@@ -67,7 +67,7 @@ class FixtureBackup {
   // Writes the data files added so far and the `.backup` manifest.
   engine::Status Write();
   // The manifest text Write() would produce.
-  std::string ManifestXml() const;
+  engine::StatusOr<std::string> ManifestXml() const;
 
   engine::ManifestHeader header;
   const std::string& dir() const { return dir_; }

@@ -1,0 +1,75 @@
+// stitch info BACKUP [--json]: header, chain and system.backups-style figures.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/json.h"
+#include "cli/progress.h"
+#include "engine/backup_stats.h"
+#include "engine/error_table.h"
+
+namespace stitchfs::cli {
+namespace {
+
+void PrintJson(const engine::BackupChain& chain, const engine::BackupStats& st) {
+  Json j;
+  j.BeginObject();
+  const auto& h = chain.top().header();
+  j.Key("path").String(chain.top().path()).Key("uuid").String(h.uuid);
+  j.Key("timestamp").String(h.timestamp).Key("version").Number(static_cast<uint64_t>(h.version));
+  j.Key("checksum_algorithm").String(engine::ChecksumAlgorithmName(h.algorithm));
+  j.Key("base_backup").String(h.base_backup);
+  j.Key("num_files").Number(st.num_files).Key("total_size").Number(st.total_size);
+  j.Key("num_entries").Number(st.num_entries).Key("size_of_entries").Number(st.size_of_entries);
+  j.Key("uncompressed_size").Number(st.uncompressed_size);
+  j.Key("chain").BeginArray();
+  for (size_t i = 0; i < chain.depth(); ++i) {
+    const auto& b = chain.backup(i);
+    j.BeginObject().Key("level").Number(i).Key("path").String(b.path());
+    j.Key("uuid").String(b.header().uuid).Key("timestamp").String(b.header().timestamp);
+    j.Key("bytes_provided").Number(st.bytes_by_level[i]).EndObject();
+  }
+  j.EndArray().EndObject();
+  std::printf("%s\n", j.str().c_str());
+}
+
+void PrintText(const engine::BackupChain& chain, const engine::BackupStats& st) {
+  const auto& h = chain.top().header();
+  std::printf("backup:            %s\n", chain.top().path().c_str());
+  std::printf("uuid:              %s\n", h.uuid.c_str());
+  std::printf("timestamp:         %s\n", h.timestamp.c_str());
+  std::printf("version:           %d\n", h.version);
+  std::printf("checksums:         %s\n", engine::ChecksumAlgorithmName(h.algorithm));
+  std::printf("base_backup:       %s\n", h.base_backup.empty() ? "(none)" : h.base_backup.c_str());
+  std::printf("num_files:         %llu\n", static_cast<unsigned long long>(st.num_files));
+  std::printf("total_size:        %llu (%s)\n", static_cast<unsigned long long>(st.total_size),
+              HumanBytes(st.total_size).c_str());
+  std::printf("num_entries:       %llu\n", static_cast<unsigned long long>(st.num_entries));
+  std::printf("size_of_entries:   %llu (%s)\n", static_cast<unsigned long long>(st.size_of_entries),
+              HumanBytes(st.size_of_entries).c_str());
+  std::printf("uncompressed_size: %llu\n", static_cast<unsigned long long>(st.uncompressed_size));
+  std::printf("chain (%zu backup%s):\n", chain.depth(), chain.depth() == 1 ? "" : "s");
+  for (size_t i = 0; i < chain.depth(); ++i) {
+    const auto& b = chain.backup(i);
+    std::printf("  %zu  %s  %s  %s  provides %s\n", i, b.header().timestamp.c_str(),
+                b.header().uuid.c_str(), b.path().c_str(), HumanBytes(st.bytes_by_level[i]).c_str());
+  }
+}
+
+}  // namespace
+
+int CmdInfo(int argc, char** argv) {
+  Args args;
+  int code = 0;
+  auto chain = OpenChainFromArgs(argc, argv, {{"--json"}, {}, 1, 1}, &args, &code);
+  if (!chain) return code;
+  auto st = engine::ComputeStats(*chain);
+  if (!st.ok()) return Fail(st.status());
+  if (args.Has("--json")) {
+    PrintJson(*chain, *st);
+  } else {
+    PrintText(*chain, *st);
+  }
+  return engine::kExitOk;
+}
+
+}  // namespace stitchfs::cli

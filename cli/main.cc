@@ -1,0 +1,71 @@
+// stitch: the command-line front end of the engine (no FUSE).
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "cli/commands.h"
+#include "engine/error_table.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(int, char**);
+  const char* usage;
+};
+
+constexpr Command kCommands[] = {
+    {"info", stitchfs::cli::CmdInfo, "info BACKUP [--json]"},
+    {"ls", stitchfs::cli::CmdLs, "ls BACKUP [PATH] [-l] [-R] [--json]"},
+    {"cat", stitchfs::cli::CmdCat, "cat BACKUP PATH"},
+    {"restore", stitchfs::cli::CmdRestore, "restore BACKUP TARGET [PATH...] [--json]"},
+    {"verify", stitchfs::cli::CmdVerify, "verify BACKUP [--json]"},
+};
+
+void Usage(FILE* out) {
+  std::fprintf(out, "usage: stitch COMMAND ...\n");
+  for (const Command& c : kCommands) std::fprintf(out, "  stitch %s\n", c.usage);
+  std::fprintf(out,
+               "Commands that open a backup also take --disk NAME=DIR (repeatable) to resolve\n"
+               "Disk('NAME', ...) base locators and --base DIR to override the top backup's base.\n"
+               "See stitch(1) for exit codes.\n");
+}
+
+// Many data files may be open at once for long chains; take the hard limit.
+void RaiseFdLimit() {
+  struct rlimit rl;
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    Usage(stderr);
+    return stitchfs::engine::kExitUsage;
+  }
+  if (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
+    Usage(stdout);
+    return 0;
+  }
+  RaiseFdLimit();
+  for (const Command& c : kCommands) {
+    if (std::strcmp(argv[1], c.name) != 0) continue;
+    try {
+      int code = c.run(argc - 1, argv + 1);
+      if (code == stitchfs::engine::kExitUsage) std::fprintf(stderr, "usage: stitch %s\n", c.usage);
+      return code;
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "stitch: out of memory\n");
+      return stitchfs::engine::kExitFailure;
+    }
+  }
+  std::fprintf(stderr, "stitch: unknown command '%s'\n", argv[1]);
+  Usage(stderr);
+  return stitchfs::engine::kExitUsage;
+}

@@ -1,0 +1,65 @@
+#include "cli/progress.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace stitchfs::cli {
+
+std::string HumanBytes(uint64_t n) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.1f %s", v, kUnits[u]);
+  return buf;
+}
+
+Progress::Progress(std::string what, uint64_t total_files, uint64_t total_bytes)
+    : what_(std::move(what)), total_files_(total_files), total_bytes_(total_bytes),
+      enabled_(::isatty(STDERR_FILENO) && std::getenv("STITCH_NO_PROGRESS") == nullptr),
+      start_(std::chrono::steady_clock::now()), last_(start_) {}
+
+Progress::~Progress() { Done(); }
+
+void Progress::Update(uint64_t files, uint64_t bytes) {
+  if (!enabled_) return;
+  auto now = std::chrono::steady_clock::now();
+  if (drawn_ && now - last_ < std::chrono::milliseconds(100) && files < total_files_) return;
+  last_ = now;
+  Draw(files, bytes);
+}
+
+void Progress::Draw(uint64_t files, uint64_t bytes) {
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double rate = secs > 0 ? static_cast<double>(bytes) / secs : 0;
+  const double frac = total_bytes_ ? static_cast<double>(bytes) / static_cast<double>(total_bytes_)
+                      : total_files_ ? static_cast<double>(files) / static_cast<double>(total_files_)
+                                     : 0;
+  constexpr int kWidth = 24;
+  std::string bar(kWidth, ' ');
+  for (int i = 0; i < static_cast<int>(frac * kWidth) && i < kWidth; ++i) bar[i] = '#';
+  std::string eta = "--";
+  if (rate > 0 && total_bytes_ > bytes) {
+    eta = std::to_string(static_cast<long>(static_cast<double>(total_bytes_ - bytes) / rate)) + "s";
+  }
+  std::fprintf(stderr, "\r%s [%s] %3.0f%% %llu/%llu files %s/%s %s/s ETA %s\033[K", what_.c_str(),
+               bar.c_str(), frac * 100, static_cast<unsigned long long>(files),
+               static_cast<unsigned long long>(total_files_), HumanBytes(bytes).c_str(),
+               HumanBytes(total_bytes_).c_str(), HumanBytes(static_cast<uint64_t>(rate)).c_str(),
+               eta.c_str());
+  drawn_ = true;
+}
+
+void Progress::Done() {
+  if (enabled_ && drawn_) std::fprintf(stderr, "\r\033[K");
+  drawn_ = false;
+}
+
+}  // namespace stitchfs::cli

@@ -1,0 +1,27 @@
+#include "engine/backup_stats.h"
+
+namespace stitchfs::engine {
+
+StatusOr<BackupStats> ComputeStats(const BackupChain& chain) {
+  BackupStats st;
+  st.bytes_by_level.assign(chain.depth(), 0);
+  const Manifest& m = chain.top().manifest();
+  std::vector<bool> seen_content(m.num_entries(), false);
+  for (size_t i = 0; i < m.num_entries(); ++i) {
+    const FileEntry e = m.entry(i);
+    ++st.num_files;
+    st.total_size += e.size;
+    // A stored data object: non-empty, not wholly from the base, holding its own data.
+    if (e.has_data_file() && e.data_file == e.name) {
+      ++st.num_entries;
+      st.size_of_entries += e.stored_size();
+    }
+    if (e.size == 0) continue;
+    ASSIGN_OR_RETURN(std::vector<Extent> extents, chain.Resolve(0, i));
+    for (const Extent& x : extents) st.bytes_by_level[x.level] += x.length;
+  }
+  st.uncompressed_size = st.size_of_entries + chain.top().manifest_bytes();
+  return st;
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,35 @@
+// Restore: writes files of a backup into a target folder, byte-exact, never outside it, and
+// never leaving a half-written file under its final name.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/backup_chain.h"
+
+namespace stitchfs::engine {
+
+struct RestoreOptions {
+  std::string target;               // Created if missing.
+  std::vector<std::string> paths;   // Entries or folders to restore; empty = everything.
+};
+
+struct RestoreResult {
+  uint64_t files = 0;
+  uint64_t bytes = 0;
+};
+
+// Selects the entries (indexes into the top manifest, in name order) that `paths` names: an
+// exact entry name, or a folder prefix. kEntryNotFound if a path matches nothing.
+StatusOr<std::vector<size_t>> SelectEntries(const Manifest& m, const std::vector<std::string>& paths);
+
+// Restores the selected entries. Each file is written to a temporary name beside its final one
+// and renamed into place when complete. Folders are created beneath the target without
+// following symlinks (an existing symlink in the target is never written through). Existing
+// files are replaced. Errors: those of opening and reading entries, kIOError for the target.
+// `progress(files, bytes)` is called as work proceeds (may be empty).
+StatusOr<RestoreResult> RestoreBackup(const BackupChain& chain, const RestoreOptions& options,
+                                      const std::function<void(uint64_t, uint64_t)>& progress);
+
+}  // namespace stitchfs::engine
