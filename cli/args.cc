@@ -31,7 +31,8 @@ engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec
       a.flags.insert(arg);
     } else if (spec.value_opts.count(arg)) {
       if (!has_value) {
-        if (i + 1 >= argc) return engine::Status::InvalidArgument("option " + arg + " needs a value");
+        if (i + 1 >= argc)
+          return engine::Status::InvalidArgument("option " + arg + " needs a value");
         value = argv[++i];
       }
       a.values[arg].push_back(value);

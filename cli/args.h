@@ -13,7 +13,7 @@ namespace stitchfs::cli {
 
 struct Args {
   std::vector<std::string> positional;
-  std::set<std::string> flags;                          // Boolean flags given, e.g. "--json".
+  std::set<std::string> flags;                             // Boolean flags given, e.g. "--json".
   std::map<std::string, std::vector<std::string>> values;  // Valued options, in order given.
 
   bool Has(const std::string& flag) const { return flags.count(flag) > 0; }
@@ -21,8 +21,8 @@ struct Args {
 };
 
 struct ArgSpec {
-  std::set<std::string> bool_flags;   // e.g. {"--json", "-l"}
-  std::set<std::string> value_opts;   // e.g. {"--disk", "--base"}
+  std::set<std::string> bool_flags;  // e.g. {"--json", "-l"}
+  std::set<std::string> value_opts;  // e.g. {"--disk", "--base"}
   size_t min_positional = 0;
   size_t max_positional = 0;
 };

@@ -51,7 +51,8 @@ void PrintText(const engine::BackupChain& chain, const engine::BackupStats& st) 
   for (size_t i = 0; i < chain.depth(); ++i) {
     const auto& b = chain.backup(i);
     std::printf("  %zu  %s  %s  %s  provides %s\n", i, b.header().timestamp.c_str(),
-                b.header().uuid.c_str(), b.path().c_str(), HumanBytes(st.bytes_by_level[i]).c_str());
+                b.header().uuid.c_str(), b.path().c_str(),
+                HumanBytes(st.bytes_by_level[i]).c_str());
   }
 }
 

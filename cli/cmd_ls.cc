@@ -53,12 +53,16 @@ engine::StatusOr<Listing> Collect(const engine::Manifest& m, std::string path, b
 void PrintJson(const engine::Manifest& m, const Listing& l) {
   Json j;
   j.BeginArray();
-  for (const std::string& d : l.dirs) j.BeginObject().Key("name").String(d).Key("type").String("dir").EndObject();
+  for (const std::string& d : l.dirs)
+    j.BeginObject().Key("name").String(d).Key("type").String("dir").EndObject();
   for (size_t i : l.files) {
     const engine::FileEntry e = m.entry(i);
     j.BeginObject().Key("name").String(e.name).Key("type").String("file");
     j.Key("size").Number(e.size).Key("provenance").String(Provenance(e));
-    j.Key("base_size").Number(e.base_size).Key("stored_bytes").Number(e.has_data_file() ? e.stored_size() : 0);
+    j.Key("base_size")
+        .Number(e.base_size)
+        .Key("stored_bytes")
+        .Number(e.has_data_file() ? e.stored_size() : 0);
     j.Key("checksum").String(e.size ? e.checksum.ToHex() : "");
     j.Key("data_file").String(e.has_data_file() ? e.data_file : "").EndObject();
   }
@@ -66,7 +70,8 @@ void PrintJson(const engine::Manifest& m, const Listing& l) {
   std::printf("%s\n", j.str().c_str());
 }
 
-void PrintText(const engine::Manifest& m, const Listing& l, bool longform, const std::string& path) {
+void PrintText(const engine::Manifest& m, const Listing& l, bool longform,
+               const std::string& path) {
   std::string prefix = path;
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
   if (!prefix.empty()) prefix += "/";
@@ -77,7 +82,8 @@ void PrintText(const engine::Manifest& m, const Listing& l, bool longform, const
   for (size_t i : l.files) {
     const engine::FileEntry e = m.entry(i);
     std::string_view shown = e.name;
-    if (shown.substr(0, prefix.size()) == prefix && shown.size() > prefix.size()) shown.remove_prefix(prefix.size());
+    if (shown.substr(0, prefix.size()) == prefix && shown.size() > prefix.size())
+      shown.remove_prefix(prefix.size());
     if (longform) {
       std::printf("%-8s %14llu %14llu  ", Provenance(e), static_cast<unsigned long long>(e.size),
                   static_cast<unsigned long long>(e.base_size));

@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
     Usage(stderr);
     return stitchfs::engine::kExitUsage;
   }
-  if (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "help")) {
+  if (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") ||
+      !std::strcmp(argv[1], "help")) {
     Usage(stdout);
     return 0;
   }

@@ -21,9 +21,12 @@ std::string HumanBytes(uint64_t n) {
 }
 
 Progress::Progress(std::string what, uint64_t total_files, uint64_t total_bytes)
-    : what_(std::move(what)), total_files_(total_files), total_bytes_(total_bytes),
+    : what_(std::move(what)),
+      total_files_(total_files),
+      total_bytes_(total_bytes),
       enabled_(::isatty(STDERR_FILENO) && std::getenv("STITCH_NO_PROGRESS") == nullptr),
-      start_(std::chrono::steady_clock::now()), last_(start_) {}
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
 
 Progress::~Progress() { Done(); }
 
@@ -40,8 +43,9 @@ void Progress::Draw(uint64_t files, uint64_t bytes) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double rate = secs > 0 ? static_cast<double>(bytes) / secs : 0;
   const double frac = total_bytes_ ? static_cast<double>(bytes) / static_cast<double>(total_bytes_)
-                      : total_files_ ? static_cast<double>(files) / static_cast<double>(total_files_)
-                                     : 0;
+                      : total_files_
+                          ? static_cast<double>(files) / static_cast<double>(total_files_)
+                          : 0;
   constexpr int kWidth = 24;
   std::string bar(kWidth, ' ');
   for (int i = 0; i < static_cast<int>(frac * kWidth) && i < kWidth; ++i) bar[i] = '#';

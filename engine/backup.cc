@@ -28,12 +28,14 @@ StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
     return Status::BackupNotFound("Backup " + path + " not found (" + why + ")", e);
   }
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return Status::BackupNotFound("Backup " + path + ": fstat .backup", errno);
-  if (!S_ISREG(st.st_mode)) return Status::BackupNotFound("Backup " + path + ": .backup is not a file");
-  ASSIGN_OR_RETURN(auto manifest, ReadManifestFd(fd.get(), path, static_cast<uint64_t>(st.st_size)));
-  return std::shared_ptr<const Backup>(new Backup(std::move(path), std::move(dir_fd),
-                                                  std::move(manifest),
-                                                  static_cast<uint64_t>(st.st_size)));
+  if (::fstat(fd.get(), &st) != 0)
+    return Status::BackupNotFound("Backup " + path + ": fstat .backup", errno);
+  if (!S_ISREG(st.st_mode))
+    return Status::BackupNotFound("Backup " + path + ": .backup is not a file");
+  ASSIGN_OR_RETURN(auto manifest,
+                   ReadManifestFd(fd.get(), path, static_cast<uint64_t>(st.st_size)));
+  return std::shared_ptr<const Backup>(new Backup(
+      std::move(path), std::move(dir_fd), std::move(manifest), static_cast<uint64_t>(st.st_size)));
 }
 
 }  // namespace stitchfs::engine

@@ -27,7 +27,9 @@ class Backup {
 
  private:
   Backup(std::string path, UniqueFd dir_fd, std::unique_ptr<const Manifest> m, uint64_t bytes)
-      : path_(std::move(path)), dir_fd_(std::move(dir_fd)), manifest_(std::move(m)),
+      : path_(std::move(path)),
+        dir_fd_(std::move(dir_fd)),
+        manifest_(std::move(m)),
         manifest_bytes_(bytes) {}
 
   std::string path_;

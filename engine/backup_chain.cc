@@ -34,8 +34,9 @@ StatusOr<std::shared_ptr<const Backup>> OpenBase(const Backup& child, size_t lev
   std::string dir = level == 0 ? o.base_override : "";
   if (dir.empty()) {
     if (child.header().base_backup.empty()) {
-      return Status::NoBaseBackup(child.Prefix() + "Entry " + ContentId(e.base_checksum, e.base_size) +
-                                  " (\"" + std::string(e.name) +
+      return Status::NoBaseBackup(child.Prefix() + "Entry " +
+                                  ContentId(e.base_checksum, e.base_size) + " (\"" +
+                                  std::string(e.name) +
                                   "\") is marked to be read from a base backup, but there is no "
                                   "base backup specified");
     }
@@ -94,10 +95,12 @@ Status BackupChain::CheckBaseEntries(size_t level) const {
   for (size_t i = 0; i < m.num_entries(); ++i) {
     const FileEntry e = m.entry(i);
     if (!e.uses_base() || base.FindByContent(e.base_size, e.base_checksum)) continue;
-    return Status::WrongBaseBackup(child.Prefix() + "Entry " + ContentId(e.base_checksum, e.base_size) +
-                                   " (\"" + std::string(e.name) +
+    return Status::WrongBaseBackup(child.Prefix() + "Entry " +
+                                   ContentId(e.base_checksum, e.base_size) + " (\"" +
+                                   std::string(e.name) +
                                    "\") is marked to be read from a base backup, but doesn't "
-                                   "exist there (" + backup(level + 1).path() + ")");
+                                   "exist there (" +
+                                   backup(level + 1).path() + ")");
   }
   return Status::OK();
 }
@@ -113,7 +116,8 @@ StatusOr<std::vector<Extent>> BackupChain::Resolve(size_t level, size_t entry) c
     const size_t rep_idx = *m.FindByContent(e.size, e.checksum);
     const FileEntry rep = m.entry(rep_idx);
     if (rep.has_data_file()) {
-      out.push_back({static_cast<uint32_t>(level), static_cast<uint32_t>(rep_idx), rep.stored_size()});
+      out.push_back(
+          {static_cast<uint32_t>(level), static_cast<uint32_t>(rep_idx), rep.stored_size()});
     }
     if (!rep.uses_base()) break;
     if (level + 1 >= depth()) {
@@ -122,9 +126,9 @@ StatusOr<std::vector<Extent>> BackupChain::Resolve(size_t level, size_t entry) c
     }
     auto base_idx = backup(level + 1).manifest().FindByContent(rep.base_size, rep.base_checksum);
     if (!base_idx) {
-      return Status::WrongBaseBackup(backup(level).Prefix() + "Entry " +
-                                     ContentId(rep.base_checksum, rep.base_size) +
-                                     " is marked to be read from a base backup, but doesn't exist there");
+      return Status::WrongBaseBackup(
+          backup(level).Prefix() + "Entry " + ContentId(rep.base_checksum, rep.base_size) +
+          " is marked to be read from a base backup, but doesn't exist there");
     }
     idx = *base_idx;
     ++level;
@@ -170,11 +174,11 @@ StatusOr<std::shared_ptr<const RandomAccessFile>> BackupChain::OpenEntryAt(size_
     ASSIGN_OR_RETURN(auto file, OpenDataFile(x));
     if (file->size() != x.length) {
       const Backup& b = backup(x.level);
-      return Status::BackupDamaged(b.Prefix() + "data file \"" +
-                                   std::string(b.manifest().entry(x.entry).data_file) + "\" of entry \"" +
-                                   std::string(b.manifest().entry(x.entry).name) + "\" has " +
-                                   std::to_string(file->size()) + " bytes, the manifest declares " +
-                                   std::to_string(x.length));
+      return Status::BackupDamaged(
+          b.Prefix() + "data file \"" + std::string(b.manifest().entry(x.entry).data_file) +
+          "\" of entry \"" + std::string(b.manifest().entry(x.entry).name) + "\" has " +
+          std::to_string(file->size()) + " bytes, the manifest declares " +
+          std::to_string(x.length));
     }
     segments.push_back({std::move(file), 0, x.length});
   }

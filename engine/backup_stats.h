@@ -10,11 +10,11 @@
 namespace stitchfs::engine {
 
 struct BackupStats {
-  uint64_t num_files = 0;          // <file> entries (every logical file).
-  uint64_t total_size = 0;         // Sum of their sizes.
-  uint64_t num_entries = 0;        // Data files physically stored in this backup.
-  uint64_t size_of_entries = 0;    // Bytes in those data files.
-  uint64_t uncompressed_size = 0;  // size_of_entries + the manifest's length.
+  uint64_t num_files = 0;                // <file> entries (every logical file).
+  uint64_t total_size = 0;               // Sum of their sizes.
+  uint64_t num_entries = 0;              // Data files physically stored in this backup.
+  uint64_t size_of_entries = 0;          // Bytes in those data files.
+  uint64_t uncompressed_size = 0;        // size_of_entries + the manifest's length.
   std::vector<uint64_t> bytes_by_level;  // [level] = bytes of the top's files read from it.
 };
 

@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <array>
 #include <cstring>
 #include <new>
 
@@ -9,8 +10,10 @@ namespace stitchfs::engine {
 
 const char* ChecksumAlgorithmName(ChecksumAlgorithm a) {
   switch (a) {
-    case ChecksumAlgorithm::kClickHouse: return "cityhash102";
-    case ChecksumAlgorithm::kXxh3: return "xxh3_128";
+    case ChecksumAlgorithm::kClickHouse:
+      return "cityhash102";
+    case ChecksumAlgorithm::kXxh3:
+      return "xxh3_128";
   }
   return "unknown";
 }
@@ -29,12 +32,15 @@ void PutHex16(uint64_t v, char* out) {
     v >>= 4;
   }
 }
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+// -1 for bytes that are not hex digits.
+constexpr auto kHexValues = [] {
+  std::array<int8_t, 256> t{};
+  for (auto& v : t) v = -1;
+  for (int i = 0; i < 10; ++i) t['0' + i] = static_cast<int8_t>(i);
+  for (int i = 0; i < 6; ++i) t['a' + i] = t['A' + i] = static_cast<int8_t>(10 + i);
+  return t;
+}();
+int HexValue(char c) { return kHexValues[static_cast<unsigned char>(c)]; }
 }  // namespace
 
 std::string Checksum::ToHex() const {
@@ -103,8 +109,8 @@ Checksum Hasher::Digest() const {
     XXH128_hash_t h = XXH3_128bits_digest(xxh_.get());
     return Checksum{h.low64, h.high64};
   }
-  City128 r = pending_ == 0 ? city_state_
-                            : CityHash128WithSeed102(block_.get(), pending_, city_state_);
+  City128 r =
+      pending_ == 0 ? city_state_ : CityHash128WithSeed102(block_.get(), pending_, city_state_);
   return Checksum{r.low, r.high};
 }
 

@@ -163,8 +163,7 @@ City128 CityHash128V102(const char* s, size_t len) {
     return CityHash128WithSeed102(s + 16, len - 16, {Load64(s) ^ kP3, Load64(s + 8)});
   }
   if (len >= 8) {
-    return CityHash128WithSeed102(nullptr, 0,
-                                  {Load64(s) ^ (len * kP0), Load64(s + len - 8) ^ kP1});
+    return CityHash128WithSeed102(nullptr, 0, {Load64(s) ^ (len * kP0), Load64(s + len - 8) ^ kP1});
   }
   return CityHash128WithSeed102(s, len, {kP0, kP1});
 }

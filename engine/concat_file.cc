@@ -21,7 +21,8 @@ StatusOr<size_t> ConcatFile::ReadAt(uint64_t offset, std::span<char> dst) const 
   const size_t want = static_cast<size_t>(std::min<uint64_t>(dst.size(), total - offset));
   // The last segment whose start is <= offset.
   size_t i = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end() - 1, offset) -
-                                 starts_.begin()) - 1;
+                                 starts_.begin()) -
+             1;
   size_t done = 0;
   while (done < want) {
     const Segment& seg = segments_[i];

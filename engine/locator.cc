@@ -37,8 +37,8 @@ StatusOr<std::string> ReadArg(std::string_view& s) {
 }
 
 bool IsArchive(std::string_view p) {
-  for (std::string_view ext : {".zip", ".zipx", ".tar", ".tar.gz", ".tgz", ".tar.bz2",
-                               ".tar.lzma", ".tar.zst", ".tzst", ".tar.xz"}) {
+  for (std::string_view ext : {".zip", ".zipx", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.lzma",
+                               ".tar.zst", ".tzst", ".tar.xz"}) {
     if (p.size() >= ext.size() && p.substr(p.size() - ext.size()) == ext) return true;
   }
   return false;
@@ -107,7 +107,8 @@ StatusOr<std::string> ResolveLocator(std::string_view text, const std::string& h
     }
     std::string rel = TrimSlashes(loc.args[1]);
     while (!rel.empty() && rel.front() == '/') rel.erase(0, 1);
-    if (!rel.empty()) RETURN_IF_ERROR(CheckRelativePath(rel).WithPrefix("base locator " + quoted + ": "));
+    if (!rel.empty())
+      RETURN_IF_ERROR(CheckRelativePath(rel).WithPrefix("base locator " + quoted + ": "));
     path = rel.empty() ? disk->second : disk->second + "/" + rel;
   } else {
     return Status::NotSupported("base backup locator " + quoted +

@@ -53,7 +53,7 @@ ManifestBuilder::ManifestBuilder() : m_(new Manifest) {}
 const char* ManifestBuilder::Intern(std::string_view s) {
   if (s.size() > block_left_) {
     size_t n = std::max(kArenaBlock, s.size());
-    m_->arena_blocks_.push_back(std::make_unique<char[]>(n));
+    m_->arena_blocks_.push_back(std::unique_ptr<char[]>(new char[n]));  // Uninitialized.
     m_->arena_bytes_ += n;
     block_ = m_->arena_blocks_.back().get();
     block_left_ = n;
@@ -91,8 +91,11 @@ std::unique_ptr<const Manifest> ManifestBuilder::Finish() {
   const auto n = static_cast<uint32_t>(m.entries_.size());
   m.by_name_.resize(n);
   for (uint32_t i = 0; i < n; ++i) m.by_name_[i] = i;
-  std::stable_sort(m.by_name_.begin(), m.by_name_.end(),
-                   [&m](uint32_t a, uint32_t b) { return m.NameOf(a) < m.NameOf(b); });
+  auto by_name = [&m](uint32_t a, uint32_t b) { return m.NameOf(a) < m.NameOf(b); };
+  // ClickHouse and stitchfs write entries sorted by name; only sort what is not.
+  if (!std::is_sorted(m.by_name_.begin(), m.by_name_.end(), by_name)) {
+    std::stable_sort(m.by_name_.begin(), m.by_name_.end(), by_name);
+  }
   auto same_name = [&m](uint32_t a, uint32_t b) { return m.NameOf(a) == m.NameOf(b); };
   m.by_name_.erase(std::unique(m.by_name_.begin(), m.by_name_.end(), same_name), m.by_name_.end());
   m.by_name_.shrink_to_fit();

@@ -30,9 +30,9 @@ struct ManifestHeader {
 struct FileEntry {
   std::string_view name;
   uint64_t size = 0;
-  uint64_t base_size = 0;  // Bytes [0, base_size) come from the base backup.
-  Checksum checksum;       // Of the whole file; zero for empty files.
-  Checksum base_checksum;  // Of the prefix in the base; == checksum when base_size == size.
+  uint64_t base_size = 0;      // Bytes [0, base_size) come from the base backup.
+  Checksum checksum;           // Of the whole file; zero for empty files.
+  Checksum base_checksum;      // Of the prefix in the base; == checksum when base_size == size.
   std::string_view data_file;  // Holds bytes [base_size, size); == name unless deduplicated.
   bool encrypted_by_disk = false;
 

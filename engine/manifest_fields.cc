@@ -7,15 +7,16 @@
 namespace stitchfs::engine {
 namespace {
 
-constexpr const char* kHeaderTags[] = {"version", "deduplicate_files", "timestamp", "uuid",
-                                       "backup_id", "data_file_name_generator", "base_backup",
-                                       "base_backup_uuid", "stitchfs_checksum"};
-constexpr const char* kFileTags[] = {"name", "size", "checksum", "use_base", "base_size",
-                                     "base_checksum", "data_file", "encrypted_by_disk",
-                                     "object_key"};
+constexpr std::string_view kHeaderTags[] = {
+    "version",     "deduplicate_files", "timestamp",
+    "uuid",        "backup_id",         "data_file_name_generator",
+    "base_backup", "base_backup_uuid",  "stitchfs_checksum"};
+constexpr std::string_view kFileTags[] = {
+    "name",          "size",      "checksum",          "use_base",  "base_size",
+    "base_checksum", "data_file", "encrypted_by_disk", "object_key"};
 
 template <size_t N>
-int IndexOf(const char* const (&tags)[N], std::string_view tag) {
+int IndexOf(const std::string_view (&tags)[N], std::string_view tag) {
   for (size_t i = 0; i < N; ++i) {
     if (tag == tags[i]) return static_cast<int>(i);
   }
@@ -39,14 +40,15 @@ std::optional<bool> ParseBool(std::string_view s) {
 
 }  // namespace
 
-std::string* ManifestFields::Slot(std::optional<std::string>* slots, int tag) {
+std::string* ManifestFields::Slot(Field* slots, int tag) {
   if (tag < 0) return nullptr;
-  if (slots[tag].has_value()) {
+  if (slots[tag].set) {
     scratch_.clear();
     return &scratch_;
   }
-  slots[tag].emplace();
-  return &*slots[tag];
+  slots[tag].set = true;
+  slots[tag].text.clear();
+  return &slots[tag].text;
 }
 
 std::string* ManifestFields::HeaderSlot(std::string_view tag) {
@@ -79,7 +81,7 @@ Status ManifestFields::ApplyHeader() {
   h.backup_id = header_[kBackupId].value_or("");
   h.data_file_name_generator = header_[kGenerator].value_or("");
   h.base_backup = header_[kBase].value_or("");
-  h.base_backup_uuid = header_[kBaseUuid];
+  h.base_backup_uuid = header_[kBaseUuid].opt();
   if (header_[kAlgorithm]) {
     auto a = ParseChecksumAlgorithm(*header_[kAlgorithm]);
     if (!a) {
@@ -92,7 +94,7 @@ Status ManifestFields::ApplyHeader() {
 }
 
 void ManifestFields::BeginFile() {
-  for (auto& f : file_) f.reset();
+  for (auto& f : file_) f.set = false;
 }
 
 Status ManifestFields::EntryError(const std::string& what) const {
@@ -102,7 +104,8 @@ Status ManifestFields::EntryError(const std::string& what) const {
 
 StatusOr<uint64_t> ManifestFields::Number(FileTag tag) const {
   auto v = ParseU64(*file_[tag]);
-  if (!v) return EntryError(std::string("Cannot parse <") + kFileTags[tag] + "> value " + *file_[tag]);
+  if (!v)
+    return EntryError("Cannot parse <" + std::string(kFileTags[tag]) + "> value " + *file_[tag]);
   return *v;
 }
 
@@ -113,14 +116,15 @@ StatusOr<Checksum> ManifestFields::ChecksumOf(FileTag tag) const {
                       ", must be 32");
   }
   auto c = Checksum::FromHex(text);
-  if (!c) return EntryError(std::string("Cannot parse <") + kFileTags[tag] + "> value " + text);
+  if (!c) return EntryError("Cannot parse <" + std::string(kFileTags[tag]) + "> value " + text);
   return *c;
 }
 
 StatusOr<bool> ManifestFields::Bool(FileTag tag) const {
   if (!file_[tag]) return false;
   auto b = ParseBool(*file_[tag]);
-  if (!b) return EntryError(std::string("Cannot parse <") + kFileTags[tag] + "> value " + *file_[tag]);
+  if (!b)
+    return EntryError("Cannot parse <" + std::string(kFileTags[tag]) + "> value " + *file_[tag]);
   return *b;
 }
 
@@ -133,13 +137,14 @@ Status ManifestFields::FillBase(FileEntry& e) const {
     e.base_size = use_base ? e.size : 0;
   }
   if (e.base_size > e.size) {
-    return Damaged("Base size must not be greater than the size of entry \"" +
-                   std::string(e.name) + "\"");
+    return Damaged("Base size must not be greater than the size of entry \"" + std::string(e.name) +
+                   "\"");
   }
   if (e.base_size == e.size) {
     e.base_checksum = e.checksum;
   } else if (e.base_size > 0) {
-    if (!file_[kBaseChecksum]) return EntryError("Cannot read <base_checksum> of a file from metadata");
+    if (!file_[kBaseChecksum])
+      return EntryError("Cannot read <base_checksum> of a file from metadata");
     ASSIGN_OR_RETURN(e.base_checksum, ChecksumOf(kBaseChecksum));
   }
   return Status::OK();
@@ -150,7 +155,8 @@ Status ManifestFields::EndFile() {
   if (!file_[kSize]) return EntryError("Cannot read <size> of a file from metadata");
   FileEntry e;
   e.name = *file_[kName];
-  RETURN_IF_ERROR(CheckRelativePath(e.name).WithPrefix(BackupPrefix() + "<name>: "));
+  if (Status s = CheckRelativePath(e.name); !s.ok())
+    return s.WithPrefix(BackupPrefix() + "<name>: ");
   ASSIGN_OR_RETURN(e.size, Number(kSize));
   if (e.size > 0) {
     if (file_[kObjectKey]) {
@@ -164,12 +170,14 @@ Status ManifestFields::EndFile() {
     ASSIGN_OR_RETURN(e.encrypted_by_disk, Bool(kEncrypted));
     if (e.has_data_file() && file_[kDataFile] && *file_[kDataFile] != e.name) {
       e.data_file = *file_[kDataFile];
-      RETURN_IF_ERROR(CheckRelativePath(e.data_file)
-                          .WithPrefix(BackupPrefix() + "entry \"" + std::string(e.name) +
-                                      "\": <data_file>: "));
+      if (Status s = CheckRelativePath(e.data_file); !s.ok()) {
+        return s.WithPrefix(BackupPrefix() + "entry \"" + std::string(e.name) +
+                            "\": <data_file>: ");
+      }
     }
   }
-  return builder_.Add(e).WithPrefix(BackupPrefix());
+  if (Status s = builder_.Add(e); !s.ok()) return s.WithPrefix(BackupPrefix());
+  return Status::OK();
 }
 
 }  // namespace stitchfs::engine

@@ -34,12 +34,42 @@ class ManifestFields {
   }
 
  private:
-  enum HeaderTag { kVersion, kDedup, kTimestamp, kUuid, kBackupId, kGenerator, kBase, kBaseUuid,
-                   kAlgorithm, kNumHeaderTags };
-  enum FileTag { kName, kSize, kChecksum, kUseBase, kBaseSize, kBaseChecksum, kDataFile,
-                 kEncrypted, kObjectKey, kNumFileTags };
+  enum HeaderTag {
+    kVersion,
+    kDedup,
+    kTimestamp,
+    kUuid,
+    kBackupId,
+    kGenerator,
+    kBase,
+    kBaseUuid,
+    kAlgorithm,
+    kNumHeaderTags
+  };
+  enum FileTag {
+    kName,
+    kSize,
+    kChecksum,
+    kUseBase,
+    kBaseSize,
+    kBaseChecksum,
+    kDataFile,
+    kEncrypted,
+    kObjectKey,
+    kNumFileTags
+  };
 
-  std::string* Slot(std::optional<std::string>* slots, int tag);
+  // The text of one leaf; keeps its buffer between <file> elements (no allocation per entry).
+  struct Field {
+    bool set = false;
+    std::string text;
+    explicit operator bool() const { return set; }
+    const std::string& operator*() const { return text; }
+    std::string value_or(const char* d) const { return set ? text : d; }
+    std::optional<std::string> opt() const { return set ? std::optional(text) : std::nullopt; }
+  };
+
+  std::string* Slot(Field* slots, int tag);
   Status EntryError(const std::string& what) const;
   StatusOr<uint64_t> Number(FileTag tag) const;
   StatusOr<Checksum> ChecksumOf(FileTag tag) const;
@@ -48,8 +78,8 @@ class ManifestFields {
 
   std::string backup_name_;
   ManifestBuilder builder_;
-  std::optional<std::string> header_[kNumHeaderTags];
-  std::optional<std::string> file_[kNumFileTags];
+  Field header_[kNumHeaderTags];
+  Field file_[kNumFileTags];
   std::string scratch_;
 };
 

@@ -32,8 +32,9 @@ class SaxState {
   void Start(const char* name) {
     if (!status_.ok()) return;
     ++depth_;
-    if (leaf_ != nullptr) return Fail(Status::BackupDamaged(
-        std::string("child element <") + name + "> inside scalar field <" + leaf_name_ + ">"));
+    if (leaf_ != nullptr)
+      return Fail(Status::BackupDamaged(std::string("child element <") + name +
+                                        "> inside scalar field <" + leaf_name_ + ">"));
     if (skip_from_ > 0) return;
     std::string_view n = name;
     if (depth_ == 2 && n == "contents") return OpenContents();

@@ -18,20 +18,31 @@ size_t AllowedCharAt(std::string_view s, size_t i) {
   uint32_t cp = len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
   for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (b(i + k) & 0x3f);
   bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
-  bool bad = overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe ||
-             cp == 0xffff;
+  bool bad =
+      overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff;
   return bad ? 0 : len;
 }
 
 void AppendEscaped(std::string_view s, std::string* out) {
   for (char c : s) {
     switch (c) {
-      case '&': out->append("&amp;"); break;
-      case '<': out->append("&lt;"); break;
-      case '>': out->append("&gt;"); break;
-      case '"': out->append("&quot;"); break;
-      case '\'': out->append("&apos;"); break;
-      default: out->push_back(c);
+      case '&':
+        out->append("&amp;");
+        break;
+      case '<':
+        out->append("&lt;");
+        break;
+      case '>':
+        out->append("&gt;");
+        break;
+      case '"':
+        out->append("&quot;");
+        break;
+      case '\'':
+        out->append("&apos;");
+        break;
+      default:
+        out->push_back(c);
     }
   }
 }
@@ -92,8 +103,8 @@ Status CheckXmlText(std::string_view s, std::string_view what) {
 
 Status RenderManifest(const ManifestHeader& h, std::span<const FileEntry> entries,
                       std::string* out) {
-  for (const std::string* s : {&h.timestamp, &h.uuid, &h.backup_id, &h.data_file_name_generator,
-                               &h.base_backup}) {
+  for (const std::string* s :
+       {&h.timestamp, &h.uuid, &h.backup_id, &h.data_file_name_generator, &h.base_backup}) {
     RETURN_IF_ERROR(CheckXmlText(*s, "manifest header"));
   }
   for (const FileEntry& e : entries) RETURN_IF_ERROR(CheckEntry(e));

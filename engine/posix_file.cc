@@ -42,7 +42,8 @@ StatusOr<std::unique_ptr<PosixFile>> PosixFile::FromFd(UniqueFd fd, std::string 
 Status PreadFully(int fd, uint64_t offset, std::span<char> dst, const std::string& display_name) {
   size_t done = 0;
   while (done < dst.size()) {
-    ssize_t n = ::pread(fd, dst.data() + done, dst.size() - done, static_cast<off_t>(offset + done));
+    ssize_t n =
+        ::pread(fd, dst.data() + done, dst.size() - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       return Status::IOError("read " + display_name, errno);

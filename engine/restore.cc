@@ -30,7 +30,8 @@ StatusOr<UniqueFd> OpenDirBeneath(int root, std::string_view rel) {
     if (::mkdirat(cur.get(), part.c_str(), 0755) != 0 && errno != EEXIST) {
       return Status::IOError("mkdir " + std::string(rel.substr(0, end)), errno);
     }
-    UniqueFd next(::openat(cur.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd next(
+        ::openat(cur.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!next) return Status::IOError("open folder " + std::string(rel.substr(0, end)), errno);
     cur = std::move(next);
     start = end + 1;
@@ -71,7 +72,8 @@ Status CopySegment(const PosixFile& src, uint64_t off, uint64_t len, int out, ch
   return Status::OK();
 }
 
-Status CopyEntry(const BackupChain& chain, size_t idx, int out, char* buf, const std::string& what) {
+Status CopyEntry(const BackupChain& chain, size_t idx, int out, char* buf,
+                 const std::string& what) {
   ASSIGN_OR_RETURN(std::vector<Extent> extents, chain.Resolve(0, idx));
   for (const Extent& x : extents) {
     ASSIGN_OR_RETURN(auto file, chain.OpenDataFile(x));
@@ -94,7 +96,8 @@ Status RestoreOne(const BackupChain& chain, size_t idx, int root, char* buf) {
   const std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
   ASSIGN_OR_RETURN(UniqueFd dir_fd, OpenDirBeneath(root, dir));
   const std::string tmp = ".stitch-restore-" + std::to_string(::getpid()) + "-" + base;
-  UniqueFd out(::openat(dir_fd.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  UniqueFd out(::openat(dir_fd.get(), tmp.c_str(),
+                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!out) return Status::IOError("create " + name, errno);
   Status s = CopyEntry(chain, idx, out.get(), buf, name);
   if (s.ok()) s = out.Close(name.c_str());
@@ -102,12 +105,14 @@ Status RestoreOne(const BackupChain& chain, size_t idx, int root, char* buf) {
     s = Status::IOError("rename into " + name, errno);
   }
   if (!s.ok()) ::unlinkat(dir_fd.get(), tmp.c_str(), 0);
-  return s.WithPrefix(s.message().find(name) == std::string::npos ? "entry \"" + name + "\": " : "");
+  return s.WithPrefix(s.message().find(name) == std::string::npos ? "entry \"" + name + "\": "
+                                                                  : "");
 }
 
 }  // namespace
 
-StatusOr<std::vector<size_t>> SelectEntries(const Manifest& m, const std::vector<std::string>& paths) {
+StatusOr<std::vector<size_t>> SelectEntries(const Manifest& m,
+                                            const std::vector<std::string>& paths) {
   std::vector<size_t> out;
   const auto& order = m.by_name();
   if (paths.empty()) return std::vector<size_t>(order.begin(), order.end());
@@ -120,7 +125,8 @@ StatusOr<std::vector<size_t>> SelectEntries(const Manifest& m, const std::vector
       std::string_view n = m.entry(i).name;
       if (p.empty() || n == p || n.substr(0, prefix.size()) == prefix) out.push_back(i);
     }
-    if (out.size() == before) return Status::EntryNotFound("no entry or folder \"" + p + "\" in the backup");
+    if (out.size() == before)
+      return Status::EntryNotFound("no entry or folder \"" + p + "\" in the backup");
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -129,7 +135,8 @@ StatusOr<std::vector<size_t>> SelectEntries(const Manifest& m, const std::vector
 
 StatusOr<RestoreResult> RestoreBackup(const BackupChain& chain, const RestoreOptions& options,
                                       const std::function<void(uint64_t, uint64_t)>& progress) {
-  ASSIGN_OR_RETURN(std::vector<size_t> selected, SelectEntries(chain.top().manifest(), options.paths));
+  ASSIGN_OR_RETURN(std::vector<size_t> selected,
+                   SelectEntries(chain.top().manifest(), options.paths));
   if (::mkdir(options.target.c_str(), 0755) != 0 && errno != EEXIST) {
     return Status::IOError("mkdir " + options.target, errno);
   }

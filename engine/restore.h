@@ -11,8 +11,8 @@
 namespace stitchfs::engine {
 
 struct RestoreOptions {
-  std::string target;               // Created if missing.
-  std::vector<std::string> paths;   // Entries or folders to restore; empty = everything.
+  std::string target;              // Created if missing.
+  std::vector<std::string> paths;  // Entries or folders to restore; empty = everything.
 };
 
 struct RestoreResult {
@@ -22,7 +22,8 @@ struct RestoreResult {
 
 // Selects the entries (indexes into the top manifest, in name order) that `paths` names: an
 // exact entry name, or a folder prefix. kEntryNotFound if a path matches nothing.
-StatusOr<std::vector<size_t>> SelectEntries(const Manifest& m, const std::vector<std::string>& paths);
+StatusOr<std::vector<size_t>> SelectEntries(const Manifest& m,
+                                            const std::vector<std::string>& paths);
 
 // Restores the selected entries. Each file is written to a temporary name beside its final one
 // and renamed into place when complete. Folders are created beneath the target without

@@ -6,20 +6,34 @@ namespace stitchfs::engine {
 
 const char* ErrorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOk: return "OK";
-    case ErrorCode::kInternal: return "LOGICAL_ERROR";
-    case ErrorCode::kInvalidArgument: return "BAD_ARGUMENTS";
-    case ErrorCode::kBackupNotFound: return "BACKUP_NOT_FOUND";
-    case ErrorCode::kVersionNotSupported: return "BACKUP_VERSION_NOT_SUPPORTED";
-    case ErrorCode::kEntryNotFound: return "BACKUP_ENTRY_NOT_FOUND";
-    case ErrorCode::kBackupAlreadyExists: return "BACKUP_ALREADY_EXISTS";
-    case ErrorCode::kBackupDamaged: return "BACKUP_DAMAGED";
-    case ErrorCode::kNoBaseBackup: return "NO_BASE_BACKUP";
-    case ErrorCode::kWrongBaseBackup: return "WRONG_BASE_BACKUP";
-    case ErrorCode::kInsecurePath: return "INSECURE_PATH";
-    case ErrorCode::kExpectedEndOfFile: return "EXPECTED_END_OF_FILE";
-    case ErrorCode::kIOError: return "IO_ERROR";
-    case ErrorCode::kNotSupported: return "NOT_IMPLEMENTED";
+    case ErrorCode::kOk:
+      return "OK";
+    case ErrorCode::kInternal:
+      return "LOGICAL_ERROR";
+    case ErrorCode::kInvalidArgument:
+      return "BAD_ARGUMENTS";
+    case ErrorCode::kBackupNotFound:
+      return "BACKUP_NOT_FOUND";
+    case ErrorCode::kVersionNotSupported:
+      return "BACKUP_VERSION_NOT_SUPPORTED";
+    case ErrorCode::kEntryNotFound:
+      return "BACKUP_ENTRY_NOT_FOUND";
+    case ErrorCode::kBackupAlreadyExists:
+      return "BACKUP_ALREADY_EXISTS";
+    case ErrorCode::kBackupDamaged:
+      return "BACKUP_DAMAGED";
+    case ErrorCode::kNoBaseBackup:
+      return "NO_BASE_BACKUP";
+    case ErrorCode::kWrongBaseBackup:
+      return "WRONG_BASE_BACKUP";
+    case ErrorCode::kInsecurePath:
+      return "INSECURE_PATH";
+    case ErrorCode::kExpectedEndOfFile:
+      return "EXPECTED_END_OF_FILE";
+    case ErrorCode::kIOError:
+      return "IO_ERROR";
+    case ErrorCode::kNotSupported:
+      return "NOT_IMPLEMENTED";
   }
   return "UNKNOWN";
 }

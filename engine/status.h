@@ -11,19 +11,19 @@ namespace stitchfs::engine {
 // One closed set. Adding a code forces error_table.cc to map it (switches have no default).
 enum class ErrorCode {
   kOk = 0,
-  kInternal,              // A bug or a broken invariant.
-  kInvalidArgument,       // Bad flags or arguments from the user.
-  kBackupNotFound,        // No backup there: folder or `.backup` missing or unreadable.
-  kVersionNotSupported,   // Manifest version (or checksum algorithm) this build cannot read.
-  kEntryNotFound,         // No entry of that name in the backup.
-  kBackupAlreadyExists,   // A backup (or a `.lock`) is already at the destination.
-  kBackupDamaged,         // Malformed manifest or data: bad XML, bad value, wrong data length.
-  kNoBaseBackup,          // An entry needs a base backup but none is named or reachable.
-  kWrongBaseBackup,       // The base has another UUID, lacks an entry, or the chain loops.
-  kInsecurePath,          // A name in the manifest is absolute or escapes the backup.
-  kExpectedEndOfFile,     // A file declared immutable grew while it was read.
-  kIOError,               // A system call failed; errno() tells which error.
-  kNotSupported,          // A valid request this build cannot serve (S3 locator, a write).
+  kInternal,             // A bug or a broken invariant.
+  kInvalidArgument,      // Bad flags or arguments from the user.
+  kBackupNotFound,       // No backup there: folder or `.backup` missing or unreadable.
+  kVersionNotSupported,  // Manifest version (or checksum algorithm) this build cannot read.
+  kEntryNotFound,        // No entry of that name in the backup.
+  kBackupAlreadyExists,  // A backup (or a `.lock`) is already at the destination.
+  kBackupDamaged,        // Malformed manifest or data: bad XML, bad value, wrong data length.
+  kNoBaseBackup,         // An entry needs a base backup but none is named or reachable.
+  kWrongBaseBackup,      // The base has another UUID, lacks an entry, or the chain loops.
+  kInsecurePath,         // A name in the manifest is absolute or escapes the backup.
+  kExpectedEndOfFile,    // A file declared immutable grew while it was read.
+  kIOError,              // A system call failed; errno() tells which error.
+  kNotSupported,         // A valid request this build cannot serve (S3 locator, a write).
 };
 
 // The ClickHouse-style name of a code, e.g. "BACKUP_DAMAGED".
@@ -37,7 +37,9 @@ class [[nodiscard]] Status {
 
   static Status OK() { return Status(); }
   static Status Internal(std::string m) { return {ErrorCode::kInternal, std::move(m)}; }
-  static Status InvalidArgument(std::string m) { return {ErrorCode::kInvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {ErrorCode::kInvalidArgument, std::move(m)};
+  }
   static Status BackupNotFound(std::string m, int e = 0) {
     return {ErrorCode::kBackupNotFound, std::move(m), e};
   }
@@ -50,7 +52,9 @@ class [[nodiscard]] Status {
   }
   static Status BackupDamaged(std::string m) { return {ErrorCode::kBackupDamaged, std::move(m)}; }
   static Status NoBaseBackup(std::string m) { return {ErrorCode::kNoBaseBackup, std::move(m)}; }
-  static Status WrongBaseBackup(std::string m) { return {ErrorCode::kWrongBaseBackup, std::move(m)}; }
+  static Status WrongBaseBackup(std::string m) {
+    return {ErrorCode::kWrongBaseBackup, std::move(m)};
+  }
   static Status InsecurePath(std::string m) { return {ErrorCode::kInsecurePath, std::move(m)}; }
   static Status ExpectedEndOfFile(std::string m) {
     return {ErrorCode::kExpectedEndOfFile, std::move(m)};
@@ -82,10 +86,10 @@ class [[nodiscard]] Status {
 #define STITCHFS_CONCAT(a, b) STITCHFS_CONCAT_INNER(a, b)
 
 // Returns the Status of `expr` from the current function if it is an error.
-#define RETURN_IF_ERROR(expr)                                        \
-  do {                                                               \
-    ::stitchfs::engine::Status stitchfs_status_ = (expr);            \
-    if (!stitchfs_status_.ok()) return stitchfs_status_;             \
+#define RETURN_IF_ERROR(expr)                             \
+  do {                                                    \
+    ::stitchfs::engine::Status stitchfs_status_ = (expr); \
+    if (!stitchfs_status_.ok()) return stitchfs_status_;  \
   } while (false)
 
 // Evaluates a StatusOr<T> `expr`; returns its error, or moves its value into `lhs`.

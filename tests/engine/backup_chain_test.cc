@@ -39,7 +39,8 @@ class ChainTest : public ::testing::Test {
     b0.AddStored("log/app.log", a_);
     b0.AddStored("metadata/db.sql", "CREATE DATABASE db;\n");
     b0.AddStored("data/t/p1/columns.txt", "columns format version: 1\n");
-    b0.AddDuplicate("data/t/p2/columns.txt", "columns format version: 1\n", "data/t/p1/columns.txt");
+    b0.AddDuplicate("data/t/p2/columns.txt", "columns format version: 1\n",
+                    "data/t/p1/columns.txt");
     b0.AddStored("old/name.bin", "renamed content");
     b0.AddEmpty("empty.txt");
     ASSERT_OK(b0.Write());

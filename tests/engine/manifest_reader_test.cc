@@ -21,16 +21,16 @@ Status ParseError(const std::string& xml) {
 }
 
 TEST(ManifestReaderTest, CompactG2WithEveryEntryKind) {
-  const std::string xml = Doc(
-      "<file><name>log/data.bin</name><size>17</size><checksum>5a1f10f638dc7a226231f3fd927d1726"
-      "</checksum><use_base>true</use_base><base_size>9</base_size><base_checksum>"
-      "28b5529750ac210952ffd366774363ed</base_checksum></file>"
-      "<file><name>log/empty.bin</name><size>0</size></file>"
-      "<file><name>same.bin</name><size>9</size><checksum>28b5529750ac210952ffd366774363ed"
-      "</checksum><use_base>true</use_base></file>"
-      "<file><name>dup.bin</name><size>17</size><checksum>5a1f10f638dc7a226231f3fd927d1726"
-      "</checksum><data_file>log/data.bin</data_file></file>",
-      "<base_backup>File('base')</base_backup><base_backup_uuid>aaaa</base_backup_uuid>");
+  const std::string xml =
+      Doc("<file><name>log/data.bin</name><size>17</size><checksum>5a1f10f638dc7a226231f3fd927d1726"
+          "</checksum><use_base>true</use_base><base_size>9</base_size><base_checksum>"
+          "28b5529750ac210952ffd366774363ed</base_checksum></file>"
+          "<file><name>log/empty.bin</name><size>0</size></file>"
+          "<file><name>same.bin</name><size>9</size><checksum>28b5529750ac210952ffd366774363ed"
+          "</checksum><use_base>true</use_base></file>"
+          "<file><name>dup.bin</name><size>17</size><checksum>5a1f10f638dc7a226231f3fd927d1726"
+          "</checksum><data_file>log/data.bin</data_file></file>",
+          "<base_backup>File('base')</base_backup><base_backup_uuid>aaaa</base_backup_uuid>");
   auto m = ParseManifest(xml, "/b/x");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   const Manifest& man = **m;
@@ -78,37 +78,46 @@ TEST(ManifestReaderTest, PrettyPrintedG1WithoutDedupTagAndWithLegacyTags) {
 }
 
 TEST(ManifestReaderTest, UnknownTagsIgnoredRepeatedLeafKeepsFirstHeaderAfterContentsIgnored) {
-  const std::string xml = Doc(
-      "<file><name>a</name><name>b</name><size>0</size><future><x>1</x></future></file>"
-      "<somethingelse/>",
-      "<future_header><deep>1</deep></future_header><stitchfs_checksum>xxh3_128</stitchfs_checksum>");
+  const std::string xml =
+      Doc("<file><name>a</name><name>b</name><size>0</size><future><x>1</x></future></file>"
+          "<somethingelse/>",
+          "<future_header><deep>1</deep></future_header><stitchfs_checksum>xxh3_128</"
+          "stitchfs_checksum>");
   auto m = ParseManifest(xml + "", "x");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_EQ((*m)->entry(0).name, "a");
   EXPECT_EQ((*m)->header().algorithm, ChecksumAlgorithm::kXxh3);
   auto late = ParseManifest(
-      std::string(kHead) + "<contents></contents><base_backup>File('z')</base_backup></config>", "x");
+      std::string(kHead) + "<contents></contents><base_backup>File('z')</base_backup></config>",
+      "x");
   ASSERT_TRUE(late.ok());
   EXPECT_EQ((*late)->header().base_backup, "") << "header tags after <contents> are ignored";
 }
 
 TEST(ManifestReaderTest, VersionRules) {
-  auto v2 = ParseManifest("<config><version>2</version><timestamp>t</timestamp><uuid>u</uuid>"
-                          "<contents/></config>", "x");
+  auto v2 = ParseManifest(
+      "<config><version>2</version><timestamp>t</timestamp><uuid>u</uuid>"
+      "<contents/></config>",
+      "x");
   EXPECT_TRUE(v2.ok());
   for (const char* v : {"3", "0", "99"}) {
     Status s = ParseError(std::string("<config><version>") + v +
                           "</version><timestamp>t</timestamp><uuid>u</uuid><contents/></config>");
     EXPECT_EQ(s.code(), ErrorCode::kVersionNotSupported) << v;
-    EXPECT_NE(s.message().find(std::string("Version ") + v + " is not supported"), std::string::npos);
+    EXPECT_NE(s.message().find(std::string("Version ") + v + " is not supported"),
+              std::string::npos);
   }
   EXPECT_EQ(ParseError("<config><version> 1</version><timestamp>t</timestamp><uuid>u</uuid>"
-                       "<contents/></config>").code(), ErrorCode::kBackupDamaged);
+                       "<contents/></config>")
+                .code(),
+            ErrorCode::kBackupDamaged);
   EXPECT_EQ(ParseError(Doc("", "<stitchfs_checksum>md5</stitchfs_checksum>")).code(),
             ErrorCode::kVersionNotSupported);
   EXPECT_EQ(ParseError(Doc("<file><name>a</name><size>1</size><checksum>"
                            "28b5529750ac210952ffd366774363ed</checksum><object_key>k</object_key>"
-                           "</file>")).code(), ErrorCode::kNotSupported);
+                           "</file>"))
+                .code(),
+            ErrorCode::kNotSupported);
 }
 
 struct BadCase {
@@ -144,16 +153,19 @@ TEST(ManifestReaderTest, EveryDamageIsReportedWithBackupEntryAndPosition) {
        "<checksum>"},
       {"short checksum", Doc("<file><name>a</name><size>3</size><checksum>abc</checksum></file>"),
        ErrorCode::kBackupDamaged, "Unexpected size of checksum: 3, must be 32"},
-      {"bad hex", Doc("<file><name>a</name><size>3</size><checksum>zz" + std::string(30, '0') +
-                      "</checksum></file>"), ErrorCode::kBackupDamaged, "<checksum>"},
-      {"base_size > size", Doc("<file><name>big</name><size>3</size>" + ck +
-                               "<base_size>4</base_size><base_checksum>" + std::string(32, '1') +
-                               "</base_checksum></file>"),
+      {"bad hex",
+       Doc("<file><name>a</name><size>3</size><checksum>zz" + std::string(30, '0') +
+           "</checksum></file>"),
+       ErrorCode::kBackupDamaged, "<checksum>"},
+      {"base_size > size",
+       Doc("<file><name>big</name><size>3</size>" + ck + "<base_size>4</base_size><base_checksum>" +
+           std::string(32, '1') + "</base_checksum></file>"),
        ErrorCode::kBackupDamaged, "Base size must not be greater than the size of entry \"big\""},
       {"partial base without base_checksum",
        Doc("<file><name>a</name><size>9</size>" + ck + "<base_size>4</base_size></file>"),
        ErrorCode::kBackupDamaged, "<base_checksum>"},
-      {"bad bool", Doc("<file><name>a</name><size>9</size>" + ck + "<use_base>yes</use_base></file>"),
+      {"bad bool",
+       Doc("<file><name>a</name><size>9</size>" + ck + "<use_base>yes</use_base></file>"),
        ErrorCode::kBackupDamaged, "<use_base>"},
       {"child in leaf", Doc("<file><name>a<b/></name><size>0</size></file>"),
        ErrorCode::kBackupDamaged, "child element <b> inside scalar field <name>"},
@@ -168,19 +180,22 @@ TEST(ManifestReaderTest, EveryDamageIsReportedWithBackupEntryAndPosition) {
       {"dot name", Doc("<file><name>.</name><size>0</size></file>"), ErrorCode::kBackupDamaged,
        "empty file name"},
       {"escaping data_file",
-       Doc("<file><name>a</name><size>9</size>" + ck + "<data_file>../../etc/shadow</data_file></file>"),
+       Doc("<file><name>a</name><size>9</size>" + ck +
+           "<data_file>../../etc/shadow</data_file></file>"),
        ErrorCode::kInsecurePath, "<data_file>"},
   };
   for (const BadCase& c : cases) {
     Status s = ParseError(c.xml);
     EXPECT_EQ(s.code(), c.code) << c.what << ": " << s.ToString();
-    EXPECT_NE(s.message().find(c.message_part), std::string::npos) << c.what << ": " << s.ToString();
+    EXPECT_NE(s.message().find(c.message_part), std::string::npos)
+        << c.what << ": " << s.ToString();
     EXPECT_NE(s.message().find("Backup /b/x"), std::string::npos) << c.what << ": " << s.ToString();
   }
 }
 
 TEST(ManifestReaderTest, ErrorsNameTheEntryAndLine) {
-  Status s = ParseError(std::string(kHead) + "<contents>\n<file><name>ok</name><size>0</size></file>\n"
+  Status s = ParseError(std::string(kHead) +
+                        "<contents>\n<file><name>ok</name><size>0</size></file>\n"
                         "<file><name>bad.bin</name><size>3</size><checksum>12</checksum></file>"
                         "</contents></config>");
   EXPECT_EQ(s.code(), ErrorCode::kBackupDamaged);
@@ -189,12 +204,14 @@ TEST(ManifestReaderTest, ErrorsNameTheEntryAndLine) {
 }
 
 TEST(ManifestReaderTest, HugeLeafIsRefused) {
-  Status s = ParseError(Doc("<file><name>" + std::string(100000, 'a') + "</name><size>0</size></file>"));
+  Status s =
+      ParseError(Doc("<file><name>" + std::string(100000, 'a') + "</name><size>0</size></file>"));
   EXPECT_EQ(s.code(), ErrorCode::kBackupDamaged);
 }
 
 TEST(ManifestReaderTest, EscapedTextIsDecoded) {
-  auto m = ParseManifest(Doc("<file><name>a&amp;b&lt;c&gt;&quot;&apos;</name><size>0</size></file>"), "x");
+  auto m = ParseManifest(
+      Doc("<file><name>a&amp;b&lt;c&gt;&quot;&apos;</name><size>0</size></file>"), "x");
   ASSERT_TRUE(m.ok());
   EXPECT_EQ((*m)->entry(0).name, "a&b<c>\"'");
 }

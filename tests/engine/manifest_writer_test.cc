@@ -42,8 +42,8 @@ TEST(ManifestWriterTest, WritesClickHouseG2ExactlyForTheFormatExample) {
 }
 
 TEST(ManifestWriterTest, HostileNamesRoundTrip) {
-  const std::string names[] = {"a&b", "<x>", "q\"uo'te", "tab\there", "new\nline",
-                               "ünï€ode/日本", "%2F%2E%2E", "]]>", "a b/c d"};
+  const std::string names[] = {"a&b",          "<x>",       "q\"uo'te", "tab\there", "new\nline",
+                               "ünï€ode/日本", "%2F%2E%2E", "]]>",      "a b/c d"};
   std::vector<FileEntry> entries;
   for (const auto& n : names) {
     FileEntry e;
@@ -69,8 +69,13 @@ TEST(ManifestWriterTest, HostileNamesRoundTrip) {
 }
 
 TEST(ManifestWriterTest, RefusesWhatXmlCannotCarry) {
-  const std::string bad[] = {std::string("nul\0x", 5), "cr\rx", "bell\x07", "\xff\xfe",
-                             "\xc3", "\xed\xa0\x80" /* surrogate */, "\xef\xbf\xbf" /* U+FFFF */,
+  const std::string bad[] = {std::string("nul\0x", 5),
+                             "cr\rx",
+                             "bell\x07",
+                             "\xff\xfe",
+                             "\xc3",
+                             "\xed\xa0\x80" /* surrogate */,
+                             "\xef\xbf\xbf" /* U+FFFF */,
                              "\xc0\xaf" /* overlong */};
   for (const auto& n : bad) {
     FileEntry e;

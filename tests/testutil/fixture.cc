@@ -58,7 +58,8 @@ std::string NewUuid() {
   return buf;
 }
 
-FixtureBackup::FixtureBackup(std::string dir, engine::ChecksumAlgorithm alg) : dir_(std::move(dir)) {
+FixtureBackup::FixtureBackup(std::string dir, engine::ChecksumAlgorithm alg)
+    : dir_(std::move(dir)) {
   header.version = 1;
   header.deduplicate_files = true;
   header.timestamp = "2026-10-01 12:00:00";
@@ -95,7 +96,8 @@ void FixtureBackup::AddStored(std::string_view name, std::string_view content) {
   AddRaw(e, content);
 }
 
-void FixtureBackup::AddStitched(std::string_view name, std::string_view content, uint64_t base_size) {
+void FixtureBackup::AddStitched(std::string_view name, std::string_view content,
+                                uint64_t base_size) {
   engine::FileEntry e;
   e.name = name;
   e.size = content.size();

@@ -14,15 +14,15 @@
 
 namespace stitchfs::testutil {
 
-#define ASSERT_OK(expr)                                    \
-  do {                                                     \
-    ::stitchfs::engine::Status s_ = (expr);                \
-    ASSERT_TRUE(s_.ok()) << s_.ToString();                 \
+#define ASSERT_OK(expr)                     \
+  do {                                      \
+    ::stitchfs::engine::Status s_ = (expr); \
+    ASSERT_TRUE(s_.ok()) << s_.ToString();  \
   } while (false)
-#define EXPECT_OK(expr)                                    \
-  do {                                                     \
-    ::stitchfs::engine::Status s_ = (expr);                \
-    EXPECT_TRUE(s_.ok()) << s_.ToString();                 \
+#define EXPECT_OK(expr)                     \
+  do {                                      \
+    ::stitchfs::engine::Status s_ = (expr); \
+    EXPECT_TRUE(s_.ok()) << s_.ToString();  \
   } while (false)
 
 // A fresh folder under $TMPDIR, removed with its contents on destruction.
@@ -47,7 +47,8 @@ std::string NewUuid();
 // Builds one backup folder entry by entry. Not thread-safe.
 class FixtureBackup {
  public:
-  FixtureBackup(std::string dir, engine::ChecksumAlgorithm alg = engine::ChecksumAlgorithm::kClickHouse);
+  FixtureBackup(std::string dir,
+                engine::ChecksumAlgorithm alg = engine::ChecksumAlgorithm::kClickHouse);
 
   // Names `base` as this backup's base (relative File() locator when both share a parent).
   void SetBase(const FixtureBackup& base);

@@ -133,7 +133,8 @@ int Grow(const std::string& dir, int n, uint64_t total) {
     fs::create_directories(bdir);
     for (uint64_t done = 0; done < part;) {
       chunk.resize(std::min<uint64_t>(part - done, 8 << 20));
-      for (size_t k = 0; k + 8 <= chunk.size(); k += 8) *reinterpret_cast<uint64_t*>(&chunk[k]) = rng();
+      for (size_t k = 0; k + 8 <= chunk.size(); k += 8)
+        *reinterpret_cast<uint64_t*>(&chunk[k]) = rng();
       hasher.Update(chunk);
       AppendFile(bdir + "/grow.bin", chunk);
       AppendFile(dir + "/original", chunk);
@@ -165,7 +166,8 @@ int Grow(const std::string& dir, int n, uint64_t total) {
 int BigManifest(const std::string& dir, uint64_t n) {
   fs::create_directories(dir);
   static const char* kCols[] = {"primary.idx", "checksums.txt", "columns.txt", "count.txt",
-                                "id.bin", "id.mrk2", "value.bin", "value.mrk2", "ts.bin", "ts.mrk2"};
+                                "id.bin",      "id.mrk2",       "value.bin",   "value.mrk2",
+                                "ts.bin",      "ts.mrk2"};
   std::vector<std::string> names;
   names.reserve(n);
   for (uint64_t i = 0; names.size() < n; ++i) {
@@ -184,7 +186,8 @@ int BigManifest(const std::string& dir, uint64_t n) {
     entries[i].size = 1000 + i % 50000;
     entries[i].checksum = engine::Checksum{i * 0x9e3779b97f4a7c15ULL, i};
   }
-  Check(engine::WriteFileAtomically(dir, ".backup", Manifest(Header(engine::ChecksumAlgorithm::kClickHouse), entries)));
+  Check(engine::WriteFileAtomically(
+      dir, ".backup", Manifest(Header(engine::ChecksumAlgorithm::kClickHouse), entries)));
   return 0;
 }
 
@@ -195,7 +198,8 @@ int Tree(const std::string& dir, uint64_t files, uint64_t bytes) {
   std::vector<std::string> names, contents;
   for (uint64_t i = 0; i < files; ++i) {
     const uint64_t size = files == 1 ? bytes : (bytes / files) * (rng() % 200) / 100;
-    std::string name = "d" + std::to_string(i % 37) + "/sub" + std::to_string(i % 5) + "/f" + std::to_string(i);
+    std::string name =
+        "d" + std::to_string(i % 37) + "/sub" + std::to_string(i % 5) + "/f" + std::to_string(i);
     std::string content = testutil::RandomBytes(size, static_cast<uint32_t>(i));
     testutil::WriteFile(dir + "/tree/" + name, content);
     b.AddStored(name, content);
@@ -209,11 +213,15 @@ int Tree(const std::string& dir, uint64_t files, uint64_t bytes) {
 int main(int argc, char** argv) {
   const std::string cmd = argc > 2 ? argv[1] : "";
   if (cmd == "chain" && argc == 3) return Chain(argv[2]);
-  if (cmd == "grow" && argc == 5) return Grow(argv[2], std::atoi(argv[3]), std::strtoull(argv[4], nullptr, 10));
-  if (cmd == "manifest" && argc == 4) return BigManifest(argv[2], std::strtoull(argv[3], nullptr, 10));
+  if (cmd == "grow" && argc == 5)
+    return Grow(argv[2], std::atoi(argv[3]), std::strtoull(argv[4], nullptr, 10));
+  if (cmd == "manifest" && argc == 4)
+    return BigManifest(argv[2], std::strtoull(argv[3], nullptr, 10));
   if (cmd == "tree" && argc == 5) {
     return Tree(argv[2], std::strtoull(argv[3], nullptr, 10), std::strtoull(argv[4], nullptr, 10));
   }
-  std::fprintf(stderr, "usage: make_fixture chain DIR | grow DIR N BYTES | manifest DIR N | tree DIR FILES BYTES\n");
+  std::fprintf(
+      stderr,
+      "usage: make_fixture chain DIR | grow DIR N BYTES | manifest DIR N | tree DIR FILES BYTES\n");
   return 2;
 }

@@ -1,0 +1,30 @@
+# Helpers for the benchmark scripts (sourced).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+STITCH=$BUILD/cli/stitch
+MAKE_FIXTURE=$BUILD/tests/make_fixture
+export STITCH_NO_PROGRESS=1
+
+ensure_built() {
+  bash "$ROOT/scripts/install-deps.sh"
+  bash "$ROOT/scripts/build.sh" "$BUILD"
+}
+
+# best_of N CMD...: runs CMD N times, prints the fastest wall time in seconds.
+best_of() {
+  local n=$1
+  shift
+  local best=""
+  for _ in $(seq "$n"); do
+    local t0 t1
+    t0=$(date +%s.%N)
+    "$@" >/dev/null
+    t1=$(date +%s.%N)
+    best=$(awk -v a="$best" -v b="$(awk -v x="$t0" -v y="$t1" 'BEGIN{print y-x}')" \
+      'BEGIN{ if (a == "" || b < a) print b; else print a }')
+  done
+  echo "$best"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ printf "%.3f", a / b }'; }

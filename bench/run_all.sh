@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Runs every benchmark with its default (issue-sized) parameters; one JSON line each.
+set -euo pipefail
+cd "$(dirname "$0")"
+bash open_manifest.sh
+bash cat_stitched.sh
+bash restore_tree.sh

@@ -1,0 +1,138 @@
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "engine/atomic_file.h"
+#include "engine/backup_stats.h"
+#include "engine/restore.h"
+#include "engine/verify.h"
+#include "tests/testutil/fixture.h"
+
+namespace stitchfs::engine {
+namespace {
+
+using testutil::FixtureBackup;
+using testutil::ReadFile;
+using testutil::TempDir;
+
+class RestoreVerifyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    big_ = testutil::RandomBytes(300000, 4);
+    FixtureBackup b0(dir_ / "b0");
+    b0.AddStored("a/log", big_.substr(0, 100000));
+    b0.AddStored("a/same1", "dup");
+    b0.AddDuplicate("a/same2", "dup", "a/same1");
+    b0.AddEmpty("e");
+    ASSERT_OK(b0.Write());
+    FixtureBackup b1(dir_ / "b1");
+    b1.SetBase(b0);
+    b1.AddStitched("a/log", big_, 100000);
+    b1.AddFromBase("b/moved", "dup");
+    b1.AddEmpty("e");
+    b1.AddStored("c/x", "xyz");
+    ASSERT_OK(b1.Write());
+    auto chain = BackupChain::Open(dir_ / "b1");
+    ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+    chain_ = *chain;
+  }
+
+  TempDir dir_;
+  std::string big_;
+  std::shared_ptr<const BackupChain> chain_;
+};
+
+TEST_F(RestoreVerifyTest, RestoresEverythingByteExact) {
+  RestoreOptions o;
+  o.target = dir_ / "out";
+  uint64_t calls = 0;
+  auto r = RestoreBackup(*chain_, o, [&](uint64_t, uint64_t) { ++calls; });
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->files, 4u);
+  EXPECT_EQ(r->bytes, big_.size() + 3 + 3);
+  EXPECT_EQ(calls, 4u);
+  EXPECT_EQ(ReadFile(dir_ / "out/a/log"), big_);
+  EXPECT_EQ(ReadFile(dir_ / "out/b/moved"), "dup");
+  EXPECT_EQ(ReadFile(dir_ / "out/c/x"), "xyz");
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "out/e"));
+  EXPECT_EQ(std::filesystem::file_size(dir_ / "out/e"), 0u);
+}
+
+TEST_F(RestoreVerifyTest, RestoresSelectedPathsAndRefusesUnknownOnes) {
+  RestoreOptions o;
+  o.target = dir_ / "sel";
+  o.paths = {"b", "/c/x"};
+  auto r = RestoreBackup(*chain_, o, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->files, 2u);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "sel/a"));
+  o.paths = {"nothing/here"};
+  EXPECT_EQ(RestoreBackup(*chain_, o, nullptr).status().code(), ErrorCode::kEntryNotFound);
+  o.paths = {"a/lo"};  // A name prefix is not a folder.
+  EXPECT_EQ(RestoreBackup(*chain_, o, nullptr).status().code(), ErrorCode::kEntryNotFound);
+}
+
+TEST_F(RestoreVerifyTest, NeverWritesThroughASymlinkInTheTarget) {
+  std::filesystem::create_directories(dir_ / "t");
+  std::filesystem::create_directories(dir_ / "elsewhere");
+  std::filesystem::create_directory_symlink(dir_ / "elsewhere", dir_ / "t/a");
+  RestoreOptions o;
+  o.target = dir_ / "t";
+  auto r = RestoreBackup(*chain_, o, nullptr);
+  EXPECT_FALSE(r.ok());
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ / "elsewhere"));
+}
+
+TEST_F(RestoreVerifyTest, FailedRestoreLeavesNoPartialFile) {
+  ::truncate((dir_ / "b1/a/log").c_str(), 10);
+  RestoreOptions o;
+  o.target = dir_ / "fail";
+  o.paths = {"a/log"};
+  auto r = RestoreBackup(*chain_, o, nullptr);
+  EXPECT_EQ(r.status().code(), ErrorCode::kBackupDamaged) << r.status().ToString();
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ / "fail/a")) << "no temp or final file left";
+}
+
+TEST_F(RestoreVerifyTest, VerifyPassesThenReportsEveryProblem) {
+  VerifyResult ok = VerifyBackup(*chain_, nullptr);
+  EXPECT_TRUE(ok.problems.empty());
+  EXPECT_EQ(ok.files_checked, 4u);
+  EXPECT_EQ(ok.bytes_read, big_.size() + 3 + 3);
+
+  testutil::WriteFile(dir_ / "b1/c/x", "xyZ");            // same length, wrong bytes
+  testutil::WriteFile(dir_ / "b0/a/same1", "duplicate");  // wrong length
+  VerifyResult bad = VerifyBackup(*chain_, nullptr);
+  ASSERT_EQ(bad.problems.size(), 2u);
+  EXPECT_EQ(bad.problems[0].entry, "b/moved");
+  EXPECT_EQ(bad.problems[0].status.code(), ErrorCode::kBackupDamaged);
+  EXPECT_NE(bad.problems[0].status.message().find("b0"), std::string::npos);
+  EXPECT_EQ(bad.problems[1].entry, "c/x");
+  EXPECT_NE(bad.problems[1].status.message().find("checksum mismatch"), std::string::npos);
+}
+
+TEST_F(RestoreVerifyTest, StatsFollowClickHouseAccounting) {
+  auto st = ComputeStats(*chain_);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->num_files, 4u);
+  EXPECT_EQ(st->total_size, big_.size() + 6);
+  EXPECT_EQ(st->num_entries, 2u);  // a/log's tail and c/x
+  EXPECT_EQ(st->size_of_entries, big_.size() - 100000 + 3);
+  EXPECT_EQ(st->uncompressed_size, st->size_of_entries + chain_->top().manifest_bytes());
+  EXPECT_EQ(st->bytes_by_level, (std::vector<uint64_t>{big_.size() - 100000 + 3, 100000 + 3}));
+}
+
+TEST(AtomicFileTest, ReplacesWholeFileAndLeavesNoTemp) {
+  TempDir dir;
+  ASSERT_OK(WriteFileAtomically(dir.path(), "f", "one"));
+  ASSERT_OK(WriteFileAtomically(dir.path(), "f", "two!"));
+  EXPECT_EQ(ReadFile(dir / "f"), "two!");
+  size_t n = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path())) n += e.exists();
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(WriteFileAtomically(dir / "missing", "f", "x").code(), ErrorCode::kIOError);
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
