@@ -3,11 +3,9 @@
 # warm page cache, best of 5. Target (issue 2): ratio <= 1.15.
 # Usage: bench/cat_stitched.sh [BACKUPS=30] [BYTES=1073741824]
 source "$(dirname "$0")/common.sh"
-ensure_built
+setup
 n=${1:-30}
 bytes=${2:-1073741824}
-work=$(mktemp -d /var/tmp/stitch-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 "$MAKE_FIXTURE" grow "$work" "$n" "$bytes"
 top=$(printf "%s/b%03d" "$work" $((n - 1)))
 cmp <("$STITCH" cat "$top" grow.bin) "$work/original"   # correctness first

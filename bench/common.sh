@@ -28,3 +28,10 @@ best_of() {
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ printf "%.3f", a / b }'; }
+
+# Builds, then makes a scratch folder $work removed on exit.
+setup() {
+  ensure_built
+  work=$(mktemp -d /var/tmp/stitch-bench.XXXXXX)
+  trap 'rm -rf "$work"' EXIT
+}

@@ -4,10 +4,8 @@
 # a baseline. Targets (issue 2): under 1.5 s and under 200 bytes of RSS per entry for 1,000,000.
 # Usage: bench/open_manifest.sh [ENTRIES=1000000]
 source "$(dirname "$0")/common.sh"
-ensure_built
+setup
 n=${1:-1000000}
-work=$(mktemp -d /var/tmp/stitch-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 "$MAKE_FIXTURE" manifest "$work" "$n"
 size=$(stat -c %s "$work/.backup")
 cat "$work/.backup" >/dev/null

@@ -3,11 +3,9 @@
 # warm page cache, best of 3. Target (issue 2): ratio <= 1.3.
 # Usage: bench/restore_tree.sh [FILES=2000] [BYTES=536870912]
 source "$(dirname "$0")/common.sh"
-ensure_built
+setup
 files=${1:-2000}
 bytes=${2:-536870912}
-work=$(mktemp -d /var/tmp/stitch-bench.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 "$MAKE_FIXTURE" tree "$work" "$files" "$bytes"
 "$STITCH" restore "$work/backup" "$work/check"
 diff -r "$work/check" "$work/tree"   # correctness first

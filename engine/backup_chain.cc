@@ -81,7 +81,8 @@ StatusOr<std::shared_ptr<const BackupChain>> BackupChain::Open(const std::string
     }
     chain.push_back(std::move(base));
   }
-  std::shared_ptr<const BackupChain> result(new BackupChain(std::move(chain)));
+  const size_t fds = options.max_open_files ? options.max_open_files : DefaultFdCapacity();
+  std::shared_ptr<const BackupChain> result(new BackupChain(std::move(chain), fds));
   for (size_t level = 0; level + 1 < result->depth(); ++level) {
     RETURN_IF_ERROR(result->CheckBaseEntries(level));
   }
@@ -137,24 +138,17 @@ StatusOr<std::vector<Extent>> BackupChain::Resolve(size_t level, size_t entry) c
   return out;
 }
 
-StatusOr<std::shared_ptr<const PosixFile>> BackupChain::OpenDataFile(const Extent& x) const {
+StatusOr<std::shared_ptr<const DataFile>> BackupChain::OpenDataFile(const Extent& x) const {
   const Backup& b = backup(x.level);
   const FileEntry e = b.manifest().entry(x.entry);
   auto key = std::make_pair(x.level, std::string(e.data_file));
   std::lock_guard<std::mutex> lock(mu_);
   if (auto cached = files_[key].lock()) return cached;
-  auto fd = OpenBeneath(b.dir_fd(), key.second);
-  if (!fd.ok()) {
-    const int err = fd.status().sys_errno();
-    const std::string what = b.Prefix() + "entry \"" + std::string(e.name) +
-                             "\": cannot open data file: " + fd.status().message();
-    if (err == ENOENT || err == ENOTDIR) return Status::BackupDamaged(what);
-    if (err == ELOOP || err == EXDEV) return Status::InsecurePath(what + " (a symlink)");
-    return Status(ErrorCode::kIOError, what, err);
+  auto file = DataFile::Open(fd_cache_, backups_[x.level], key.second);
+  if (!file.ok()) {
+    return file.status().WithPrefix(b.Prefix() + "entry \"" + std::string(e.name) + "\": ");
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<const PosixFile> file,
-                   PosixFile::FromFd(std::move(*fd), b.path() + "/" + key.second));
-  files_[key] = file;
+  files_[key] = *file;
   if (++inserts_ % 1024 == 0) {  // Drop entries of files no reader holds any more.
     std::erase_if(files_, [](const auto& kv) { return kv.second.expired(); });
   }

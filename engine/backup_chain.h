@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/backup.h"
-#include "engine/posix_file.h"
+#include "engine/data_file.h"
 #include "engine/random_access_file.h"
 
 namespace stitchfs::engine {
@@ -19,6 +19,7 @@ struct ChainOptions {
   std::map<std::string, std::string> disks;  // Disk('NAME', ...) -> folder (--disk NAME=DIR).
   std::string base_override;                 // --base DIR: the top backup's base, if set.
   size_t max_depth = 100000;                 // Longest chain accepted.
+  size_t max_open_files = 0;                 // Data files kept open; 0 = DefaultFdCapacity().
 };
 
 // A run of `length` bytes from the start of the data file of entry `entry` of backup `level`.
@@ -55,16 +56,19 @@ class BackupChain {
   StatusOr<std::shared_ptr<const RandomAccessFile>> OpenEntryAt(size_t level, size_t entry) const;
 
   // The data file holding extent `x`, opened beneath its backup (shared between readers).
-  StatusOr<std::shared_ptr<const PosixFile>> OpenDataFile(const Extent& x) const;
+  StatusOr<std::shared_ptr<const DataFile>> OpenDataFile(const Extent& x) const;
+  const FdCache& fd_cache() const { return *fd_cache_; }
 
  private:
-  explicit BackupChain(std::vector<std::shared_ptr<const Backup>> b) : backups_(std::move(b)) {}
+  BackupChain(std::vector<std::shared_ptr<const Backup>> b, size_t max_open_files)
+      : backups_(std::move(b)), fd_cache_(std::make_shared<FdCache>(max_open_files)) {}
   Status CheckBaseEntries(size_t level) const;
 
   std::vector<std::shared_ptr<const Backup>> backups_;
+  std::shared_ptr<FdCache> fd_cache_;
   mutable std::mutex mu_;  // Guards files_ and inserts_.
   mutable uint64_t inserts_ = 0;
-  mutable std::map<std::pair<uint32_t, std::string>, std::weak_ptr<const PosixFile>> files_;
+  mutable std::map<std::pair<uint32_t, std::string>, std::weak_ptr<const DataFile>> files_;
 };
 
 }  // namespace stitchfs::engine

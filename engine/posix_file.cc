@@ -29,16 +29,6 @@ StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative) {
   return UniqueFd(static_cast<int>(fd));
 }
 
-StatusOr<std::unique_ptr<PosixFile>> PosixFile::FromFd(UniqueFd fd, std::string display_name) {
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return Status::IOError("fstat " + display_name, errno);
-  if (!S_ISREG(st.st_mode)) {
-    return Status::BackupDamaged("data file " + display_name + " is not a regular file");
-  }
-  return std::unique_ptr<PosixFile>(
-      new PosixFile(std::move(fd), std::move(display_name), static_cast<uint64_t>(st.st_size)));
-}
-
 Status PreadFully(int fd, uint64_t offset, std::span<char> dst, const std::string& display_name) {
   size_t done = 0;
   while (done < dst.size()) {
@@ -55,13 +45,6 @@ Status PreadFully(int fd, uint64_t offset, std::span<char> dst, const std::strin
     done += static_cast<size_t>(n);
   }
   return Status::OK();
-}
-
-StatusOr<size_t> PosixFile::ReadAt(uint64_t offset, std::span<char> dst) const {
-  if (offset >= size_) return size_t{0};
-  size_t n = static_cast<size_t>(std::min<uint64_t>(dst.size(), size_ - offset));
-  RETURN_IF_ERROR(PreadFully(fd_.get(), offset, dst.first(n), name_));
-  return n;
 }
 
 }  // namespace stitchfs::engine

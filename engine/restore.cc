@@ -1,9 +1,7 @@
 #include "engine/restore.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,11 +49,12 @@ Status WriteAll(int fd, const char* p, size_t n, const std::string& what) {
 }
 
 // Copies `len` bytes at `off` of `src` to the end of `out`: in-kernel where possible.
-Status CopySegment(const PosixFile& src, uint64_t off, uint64_t len, int out, char* buf,
+Status CopySegment(const DataFile& src, uint64_t off, uint64_t len, int out, char* buf,
                    const std::string& what) {
+  ASSIGN_OR_RETURN(auto fd, src.Fd());
   loff_t in_off = static_cast<loff_t>(off);
   while (len > 0) {
-    ssize_t n = ::copy_file_range(src.fd(), &in_off, out, nullptr, len, 0);
+    ssize_t n = ::copy_file_range(fd->get(), &in_off, out, nullptr, len, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;  // Unsupported here: fall back to read/write below.
     if (n == 0) return Status::BackupDamaged("data file " + src.display_name() + " is truncated");
@@ -63,7 +62,7 @@ Status CopySegment(const PosixFile& src, uint64_t off, uint64_t len, int out, ch
   }
   for (; len > 0;) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(len, kCopyBuffer));
-    RETURN_IF_ERROR(PreadFully(src.fd(), static_cast<uint64_t>(in_off), std::span<char>(buf, n),
+    RETURN_IF_ERROR(PreadFully(fd->get(), static_cast<uint64_t>(in_off), std::span<char>(buf, n),
                                src.display_name()));
     RETURN_IF_ERROR(WriteAll(out, buf, n, what));
     in_off += static_cast<loff_t>(n);

@@ -215,6 +215,36 @@ TEST_F(ChainTest, TruncationAfterOpenIsDamageNotShortRead) {
   EXPECT_EQ(buf.substr(0, *tail), (b_ + c_).substr(0, *tail));
 }
 
+TEST_F(ChainTest, ReaderOutlivesItsChain) {
+  std::shared_ptr<const RandomAccessFile> f;
+  {
+    auto chain = BackupChain::Open(dir_ / "b2");
+    ASSERT_TRUE(chain.ok());
+    auto opened = (*chain)->OpenEntry(*(*chain)->top().manifest().FindByName("log/app.log"));
+    ASSERT_TRUE(opened.ok());
+    f = *opened;
+  }
+  std::string buf(f->size(), '\0');
+  ASSERT_EQ(*f->ReadAt(0, buf), buf.size());
+  EXPECT_EQ(buf, a_ + b_ + c_);
+}
+
+TEST_F(ChainTest, ReplacedDataFileIsDetectedWhenReopened) {
+  ChainOptions one_fd;
+  one_fd.max_open_files = 1;
+  auto chain = BackupChain::Open(dir_ / "b2", one_fd);
+  ASSERT_TRUE(chain.ok());
+  const Manifest& m = (*chain)->top().manifest();
+  auto app = (*chain)->OpenEntry(*m.FindByName("log/app.log"));  // 3 files, cache holds 1
+  ASSERT_TRUE(app.ok());
+  std::filesystem::remove(dir_ / "b0/log/app.log");
+  testutil::WriteFile(dir_ / "b0/log/app.log", "short");
+  std::string buf(100, '\0');
+  auto n = (*app)->ReadAt(0, buf);
+  EXPECT_EQ(n.status().code(), ErrorCode::kBackupDamaged) << n.status().ToString();
+  EXPECT_NE(n.status().message().find("changed size"), std::string::npos) << n.status().ToString();
+}
+
 TEST_F(ChainTest, SymlinkedDataFileIsRefused) {
   std::filesystem::remove(dir_ / "b2/copy/a.bin");
   testutil::WriteFile(dir_ / "outside", "same bytes twice");

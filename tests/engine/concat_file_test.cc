@@ -84,7 +84,9 @@ TEST(ConcatFileTest, RandomConcurrentReadsOfAStitchedChainMatchTheOriginal) {
     ASSERT_OK(b->Write());
     chain.push_back(std::move(b));
   }
-  auto opened = BackupChain::Open(chain.back()->dir());
+  ChainOptions options;
+  options.max_open_files = 4;  // Fewer than the 12 data files: reads must reopen as needed.
+  auto opened = BackupChain::Open(chain.back()->dir(), options);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   auto file = (*opened)->OpenEntry(0);
   ASSERT_TRUE(file.ok());
@@ -109,6 +111,7 @@ TEST(ConcatFileTest, RandomConcurrentReadsOfAStitchedChainMatchTheOriginal) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_LE((*opened)->fd_cache().open_count(), 4u);
 }
 
 }  // namespace

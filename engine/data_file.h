@@ -1,0 +1,50 @@
+// DataFile: one data file of a backup, read positionally through the chain's FdCache. It holds
+// no fd itself: the file is (re)opened beneath its backup folder when the cache lacks it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/backup.h"
+#include "engine/fd_cache.h"
+#include "engine/random_access_file.h"
+
+namespace stitchfs::engine {
+
+// Thread-safe (immutable; the cache is locked internally).
+class DataFile final : public RandomAccessFile {
+ public:
+  // Opens `relative` beneath the folder of `backup` once to learn its size (and to fail
+  // early); keeps `backup` alive. Errors: kBackupDamaged (missing, not a regular file),
+  // kInsecurePath (a symlink), kIOError.
+  static StatusOr<std::shared_ptr<const DataFile>> Open(std::shared_ptr<FdCache> cache,
+                                                        std::shared_ptr<const Backup> backup,
+                                                        std::string relative);
+  ~DataFile() override;
+
+  // Reads within size(); kBackupDamaged if the file turns out shorter (truncated after open)
+  // or was replaced by a file of another size.
+  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override;
+  uint64_t size() const override { return size_; }
+  const std::string& display_name() const { return display_; }
+  // An open fd for in-kernel copies; keep the pointer only for the copy.
+  StatusOr<std::shared_ptr<const UniqueFd>> Fd() const;
+
+ private:
+  DataFile(std::shared_ptr<FdCache> cache, std::shared_ptr<const Backup> backup, std::string rel,
+           uint64_t size)
+      : cache_(std::move(cache)),
+        backup_(std::move(backup)),
+        rel_(std::move(rel)),
+        display_(backup_->path() + "/" + rel_),
+        size_(size) {}
+  StatusOr<UniqueFd> Reopen() const;
+
+  std::shared_ptr<FdCache> cache_;
+  std::shared_ptr<const Backup> backup_;  // Owns the folder fd the file is opened beneath.
+  std::string rel_;
+  std::string display_;
+  uint64_t size_;
+};
+
+}  // namespace stitchfs::engine
