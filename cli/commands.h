@@ -9,6 +9,7 @@
 
 namespace stitchfs::cli {
 
+int CmdBackup(int argc, char** argv);
 int CmdInfo(int argc, char** argv);
 int CmdLs(int argc, char** argv);
 int CmdCat(int argc, char** argv);

@@ -17,6 +17,9 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
+    {"backup", stitchfs::cli::CmdBackup,
+     "backup SOURCE DEST [--base BASE] [--immutable GLOB]... [--checksum xxh3|clickhouse]\n"
+     "                [--jobs N] [--files-cache] [--json]"},
     {"info", stitchfs::cli::CmdInfo, "info BACKUP [--json]"},
     {"ls", stitchfs::cli::CmdLs, "ls BACKUP [PATH] [-l] [-R] [--json]"},
     {"cat", stitchfs::cli::CmdCat, "cat BACKUP PATH"},

@@ -15,6 +15,10 @@ class Progress {
   ~Progress();
   // Redraws at most ~10 times a second.
   void Update(uint64_t files, uint64_t bytes);
+  void SetTotals(uint64_t files, uint64_t bytes) {
+    total_files_ = files;
+    total_bytes_ = bytes;
+  }
   // Clears the bar (before printing results).
   void Done();
 

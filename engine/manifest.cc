@@ -17,7 +17,13 @@ FileEntry Manifest::entry(size_t i) const {
   e.base_checksum = r.base_checksum;
   e.data_file = r.data_file ? std::string_view(r.data_file, r.data_file_len) : e.name;
   e.encrypted_by_disk = (r.flags & kEncrypted) != 0;
+  if (r.meta_index != kNoMeta) e.meta = meta_[r.meta_index];
   return e;
+}
+
+Node Manifest::node(size_t i) const {
+  const NodeRecord& r = nodes_[i];
+  return Node{r.type, {r.name, r.name_len}, {r.target, r.target_len}, r.meta};
 }
 
 std::optional<size_t> Manifest::FindByName(std::string_view name) const {
@@ -41,7 +47,8 @@ std::optional<size_t> Manifest::FindByContent(uint64_t size, const Checksum& che
 
 size_t Manifest::MemoryUsage() const {
   return entries_.capacity() * sizeof(Record) + arena_bytes_ +
-         (by_name_.capacity() + by_content_.capacity()) * sizeof(uint32_t);
+         (by_name_.capacity() + by_content_.capacity()) * sizeof(uint32_t) +
+         meta_.capacity() * sizeof(PosixMeta) + nodes_.capacity() * sizeof(NodeRecord);
 }
 
 namespace {
@@ -82,8 +89,23 @@ Status ManifestBuilder::Add(const FileEntry& e) {
     r.data_file_len = static_cast<uint32_t>(e.data_file.size());
   }
   r.flags = e.encrypted_by_disk ? Manifest::kEncrypted : 0;
+  r.meta_index = Manifest::kNoMeta;
+  if (e.meta) {
+    r.meta_index = static_cast<uint32_t>(m_->meta_.size());
+    m_->meta_.push_back(*e.meta);
+  }
   m_->entries_.push_back(r);
   return Status::OK();
+}
+
+void ManifestBuilder::AddNode(const Node& n) {
+  Manifest::NodeRecord r{Intern(n.name),
+                         Intern(n.target),
+                         static_cast<uint32_t>(n.name.size()),
+                         static_cast<uint32_t>(n.target.size()),
+                         n.type,
+                         n.meta};
+  m_->nodes_.push_back(r);
 }
 
 std::unique_ptr<const Manifest> ManifestBuilder::Finish() {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/checksum.h"
+#include "engine/posix_meta.h"
 #include "engine/status_or.h"
 
 namespace stitchfs::engine {
@@ -35,6 +36,7 @@ struct FileEntry {
   Checksum base_checksum;      // Of the prefix in the base; == checksum when base_size == size.
   std::string_view data_file;  // Holds bytes [base_size, size); == name unless deduplicated.
   bool encrypted_by_disk = false;
+  std::optional<PosixMeta> meta;  // stitchfs's <stitchfs_meta>; absent in ClickHouse backups.
 
   bool uses_base() const { return base_size > 0; }
   bool has_data_file() const { return size > base_size; }
@@ -57,6 +59,10 @@ class Manifest {
   // Entry indexes sorted by name (byte order), duplicates of a name removed (first kept).
   const std::vector<uint32_t>& by_name() const { return by_name_; }
 
+  // Directories and symlinks recorded by stitchfs's writer, in manifest order.
+  size_t num_nodes() const { return nodes_.size(); }
+  Node node(size_t i) const;
+
   // Bytes of heap used by the entry table, the names and the indexes (for measurements).
   size_t MemoryUsage() const;
 
@@ -72,8 +78,18 @@ class Manifest {
     uint32_t name_len;
     uint32_t data_file_len;
     uint32_t flags;
+    uint32_t meta_index;  // Into meta_, or kNoMeta. Fits the record's padding.
+  };
+  struct NodeRecord {
+    const char* name;
+    const char* target;
+    uint32_t name_len;
+    uint32_t target_len;
+    NodeType type;
+    PosixMeta meta;
   };
   static constexpr uint32_t kEncrypted = 1;
+  static constexpr uint32_t kNoMeta = UINT32_MAX;
 
   std::string_view NameOf(uint32_t i) const { return {entries_[i].name, entries_[i].name_len}; }
 
@@ -83,6 +99,8 @@ class Manifest {
   size_t arena_bytes_ = 0;
   std::vector<uint32_t> by_name_;
   std::vector<uint32_t> by_content_;  // Entries with size > 0, by (size, checksum, position).
+  std::vector<PosixMeta> meta_;
+  std::vector<NodeRecord> nodes_;
 };
 
 // Builds a Manifest. Entries must already be valid (the reader and writer check them).
@@ -97,6 +115,7 @@ class ManifestBuilder {
   // Appends one entry; `data_file` equal to `name` is stored as "same as name".
   // kBackupDamaged if there are more than 2^32 - 1 entries or a name is over 4 GiB.
   Status Add(const FileEntry& e);
+  void AddNode(const Node& n);
   size_t num_entries() const { return m_->entries_.size(); }
   // Sorts the indexes and hands the manifest over. The builder is empty afterwards.
   std::unique_ptr<const Manifest> Finish();

@@ -12,8 +12,8 @@ constexpr std::string_view kHeaderTags[] = {
     "uuid",        "backup_id",         "data_file_name_generator",
     "base_backup", "base_backup_uuid",  "stitchfs_checksum"};
 constexpr std::string_view kFileTags[] = {
-    "name",          "size",      "checksum",          "use_base",  "base_size",
-    "base_checksum", "data_file", "encrypted_by_disk", "object_key"};
+    "name",          "size",      "checksum",          "use_base",   "base_size",
+    "base_checksum", "data_file", "encrypted_by_disk", "object_key", "stitchfs_meta"};
 
 template <size_t N>
 int IndexOf(const std::string_view (&tags)[N], std::string_view tag) {
@@ -176,7 +176,26 @@ Status ManifestFields::EndFile() {
       }
     }
   }
+  if (file_[kMeta]) {
+    e.meta = PosixMeta::Parse(*file_[kMeta]);
+    if (!e.meta) return EntryError("Cannot parse <stitchfs_meta> value " + *file_[kMeta]);
+  }
   if (Status s = builder_.Add(e); !s.ok()) return s.WithPrefix(BackupPrefix());
+  return Status::OK();
+}
+
+std::optional<NodeType> ManifestFields::NodeTag(std::string_view tag) {
+  if (tag == "stitchfs_dir") return NodeType::kDir;
+  if (tag == "stitchfs_symlink") return NodeType::kSymlink;
+  return std::nullopt;
+}
+
+Status ManifestFields::AddNode(NodeType type, std::string_view text) {
+  auto node = NodeFromText(type, text);
+  if (!node) return Damaged("Cannot parse node " + std::string(text));
+  if (Status s = CheckRelativePath(node->name); !s.ok())
+    return s.WithPrefix(BackupPrefix() + "node: ");
+  builder_.AddNode(*node);
   return Status::OK();
 }
 

@@ -26,6 +26,10 @@ class ManifestFields {
   void BeginFile();
   // Validates the current <file> and adds it to the builder.
   Status EndFile();
+  // The node leaf tags that may follow <contents> ("stitchfs_dir", "stitchfs_symlink").
+  static std::optional<NodeType> NodeTag(std::string_view tag);
+  // Parses one node leaf and adds it.
+  Status AddNode(NodeType type, std::string_view text);
 
   ManifestBuilder& builder() { return builder_; }
   std::string BackupPrefix() const { return "Backup " + backup_name_ + ": "; }
@@ -56,6 +60,7 @@ class ManifestFields {
     kDataFile,
     kEncrypted,
     kObjectKey,
+    kMeta,
     kNumFileTags
   };
 

@@ -39,6 +39,7 @@ class SaxState {
     std::string_view n = name;
     if (depth_ == 2 && n == "contents") return OpenContents();
     if (depth_ == 2 && !seen_contents_) return BeginLeaf(fields_.HeaderSlot(n), name);
+    if (depth_ == 2 && !in_contents_) return BeginNode(n, name);
     if (depth_ == 3 && in_contents_ && n == "file") return fields_.BeginFile();
     if (depth_ == 4 && in_contents_) return BeginLeaf(fields_.FileSlot(n), name);
     if (depth_ > 1) skip_from_ = depth_;
@@ -52,6 +53,7 @@ class SaxState {
     }
     if (leaf_ != nullptr) {
       leaf_ = nullptr;
+      if (node_type_) Check(fields_.AddNode(*std::exchange(node_type_, std::nullopt), node_text_));
     } else if (depth_ == 3 && in_contents_) {
       Check(fields_.EndFile());
     } else if (depth_ == 2 && in_contents_) {
@@ -93,6 +95,12 @@ class SaxState {
     seen_contents_ = in_contents_ = true;
     Check(fields_.ApplyHeader());
   }
+  // stitchfs's directory and symlink leaves, after </contents> (where ClickHouse ignores them).
+  void BeginNode(std::string_view tag, const char* name) {
+    node_type_ = ManifestFields::NodeTag(tag);
+    node_text_.clear();
+    BeginLeaf(node_type_ ? &node_text_ : nullptr, name);
+  }
   void BeginLeaf(std::string* slot, const char* name) {
     if (slot == nullptr) {
       skip_from_ = depth_;
@@ -114,6 +122,8 @@ class SaxState {
   bool in_contents_ = false;
   std::string* leaf_ = nullptr;
   std::string leaf_name_;
+  std::optional<NodeType> node_type_;  // Set while inside a node leaf.
+  std::string node_text_;
 };
 
 // Runs `fn` on the state, turning any exception into a stored failure (C frames in between).

@@ -84,6 +84,7 @@ void RenderEntry(const FileEntry& e, std::string* out) {
     }
     if (e.encrypted_by_disk) Leaf(out, "encrypted_by_disk", "true");
   }
+  if (e.meta) Leaf(out, "stitchfs_meta", e.meta->ToText());
   out->append("</file>");
 }
 
@@ -101,13 +102,18 @@ Status CheckXmlText(std::string_view s, std::string_view what) {
   return Status::OK();
 }
 
-Status RenderManifest(const ManifestHeader& h, std::span<const FileEntry> entries,
-                      std::string* out) {
+Status RenderManifest(const ManifestHeader& h, std::span<const FileEntry> entries, std::string* out,
+                      std::span<const Node> nodes) {
   for (const std::string* s :
        {&h.timestamp, &h.uuid, &h.backup_id, &h.data_file_name_generator, &h.base_backup}) {
     RETURN_IF_ERROR(CheckXmlText(*s, "manifest header"));
   }
   for (const FileEntry& e : entries) RETURN_IF_ERROR(CheckEntry(e));
+  for (const Node& n : nodes) {
+    RETURN_IF_ERROR(CheckXmlText(n.name, "node \"" + std::string(n.name) + "\""));
+    RETURN_IF_ERROR(CheckRelativePath(n.name));
+    RETURN_IF_ERROR(CheckXmlText(n.target, "symlink target of \"" + std::string(n.name) + "\""));
+  }
   out->append("<config>");
   Leaf(out, "version", std::to_string(h.version));
   Leaf(out, "deduplicate_files", h.deduplicate_files.value_or(true) ? "1" : "0");
@@ -126,7 +132,11 @@ Status RenderManifest(const ManifestHeader& h, std::span<const FileEntry> entrie
   }
   out->append("<contents>");
   for (const FileEntry& e : entries) RenderEntry(e, out);
-  out->append("</contents></config>");
+  out->append("</contents>");
+  for (const Node& n : nodes) {
+    Leaf(out, n.type == NodeType::kDir ? "stitchfs_dir" : "stitchfs_symlink", NodeToText(n));
+  }
+  out->append("</config>");
   return Status::OK();
 }
 

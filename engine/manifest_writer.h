@@ -19,7 +19,8 @@ Status CheckXmlText(std::string_view s, std::string_view what);
 // sorts them by name) to `out`. Writes <stitchfs_checksum> only for non-ClickHouse algorithms.
 // Errors: kInvalidArgument for text XML cannot carry or an entry whose fields contradict each
 // other (base_size > size, a data_file for an entry without data); kInsecurePath for unsafe names.
+// `nodes` (directories, symlinks) follow </contents>, where ClickHouse's reader ignores them.
 Status RenderManifest(const ManifestHeader& header, std::span<const FileEntry> entries,
-                      std::string* out);
+                      std::string* out, std::span<const Node> nodes = {});
 
 }  // namespace stitchfs::engine

@@ -4,6 +4,7 @@
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <memory>
@@ -16,14 +17,14 @@ StatusOr<UniqueFd> OpenReadOnly(const std::string& path, int extra_flags) {
   return UniqueFd(fd);
 }
 
-StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative) {
+StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extra_flags) {
   struct open_how how = {};
-  how.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW;
+  how.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | extra_flags;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   long fd = ::syscall(SYS_openat2, dir_fd, relative.c_str(), &how, sizeof(how));
   if (fd < 0 && (errno == ENOSYS || errno == EPERM)) {
     // Older kernels (or seccomp filters) lack openat2; the names were validated lexically.
-    fd = ::openat(dir_fd, relative.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    fd = ::openat(dir_fd, relative.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | extra_flags);
   }
   if (fd < 0) return Status::IOError("open " + relative, errno);
   return UniqueFd(static_cast<int>(fd));
@@ -45,6 +46,27 @@ Status PreadFully(int fd, uint64_t offset, std::span<char> dst, const std::strin
     done += static_cast<size_t>(n);
   }
   return Status::OK();
+}
+
+// One component at a time, so a symlink planted in the tree cannot redirect writes elsewhere.
+StatusOr<UniqueFd> MakeDirsBeneath(int root, std::string_view rel) {
+  UniqueFd cur(::fcntl(root, F_DUPFD_CLOEXEC, 0));
+  if (!cur) return Status::IOError("dup", errno);
+  size_t start = 0;
+  while (start < rel.size()) {
+    size_t end = rel.find('/', start);
+    if (end == std::string_view::npos) end = rel.size();
+    const std::string part(rel.substr(start, end - start));
+    if (::mkdirat(cur.get(), part.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Status::IOError("mkdir " + std::string(rel.substr(0, end)), errno);
+    }
+    UniqueFd next(
+        ::openat(cur.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!next) return Status::IOError("open folder " + std::string(rel.substr(0, end)), errno);
+    cur = std::move(next);
+    start = end + 1;
+  }
+  return cur;
 }
 
 }  // namespace stitchfs::engine

@@ -4,6 +4,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "engine/status_or.h"
 #include "engine/unique_fd.h"
@@ -16,7 +17,11 @@ StatusOr<UniqueFd> OpenReadOnly(const std::string& path, int extra_flags = 0);
 // Opens `relative` beneath the folder `dir_fd` for reading, refusing to follow any symlink or
 // to leave the folder (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS where the kernel has it,
 // else openat with O_NOFOLLOW on the last component; names are validated lexically first).
-StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative);
+StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extra_flags = 0);
+
+// Opens folder `rel` beneath `root` (empty: root itself), creating missing folders (0755), never
+// following a symlink. kIOError naming the folder on failure (ELOOP/ENOTDIR for a symlink).
+StatusOr<UniqueFd> MakeDirsBeneath(int root, std::string_view rel);
 
 // Reads `[offset, offset + dst.size())` of `fd` completely; kBackupDamaged if the file ends first.
 Status PreadFully(int fd, uint64_t offset, std::span<char> dst, const std::string& display_name);

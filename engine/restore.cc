@@ -6,36 +6,16 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
 
 #include "engine/concat_file.h"
 #include "engine/posix_file.h"
+#include "engine/restore_meta.h"
 
 namespace stitchfs::engine {
 namespace {
 
 constexpr size_t kCopyBuffer = 1 << 20;
-
-// Opens (creating as needed) folder `rel` beneath `root`, one component at a time, refusing
-// symlinks, so a hostile target tree cannot redirect writes elsewhere.
-StatusOr<UniqueFd> OpenDirBeneath(int root, std::string_view rel) {
-  UniqueFd cur(::fcntl(root, F_DUPFD_CLOEXEC, 0));
-  if (!cur) return Status::IOError("dup", errno);
-  size_t start = 0;
-  while (start < rel.size()) {
-    size_t end = rel.find('/', start);
-    if (end == std::string_view::npos) end = rel.size();
-    const std::string part(rel.substr(start, end - start));
-    if (::mkdirat(cur.get(), part.c_str(), 0755) != 0 && errno != EEXIST) {
-      return Status::IOError("mkdir " + std::string(rel.substr(0, end)), errno);
-    }
-    UniqueFd next(
-        ::openat(cur.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!next) return Status::IOError("open folder " + std::string(rel.substr(0, end)), errno);
-    cur = std::move(next);
-    start = end + 1;
-  }
-  return cur;
-}
 
 Status WriteAll(int fd, const char* p, size_t n, const std::string& what) {
   while (n > 0) {
@@ -86,26 +66,59 @@ Status CopyEntry(const BackupChain& chain, size_t idx, int out, char* buf,
   return Status::OK();
 }
 
-// Restores one entry to `root`/name via a temporary file and rename.
-Status RestoreOne(const BackupChain& chain, size_t idx, int root, char* buf) {
+// Where a hard-linked file was first restored: (dev, ino) of its source -> its name.
+using LinkMap = std::map<std::pair<uint64_t, uint64_t>, std::string>;
+
+// Fills temp file `out` with entry `idx`: a hard link to an earlier name, or its bytes.
+Status FillEntry(const BackupChain& chain, const FileEntry& e, size_t idx, int root, int dir_fd,
+                 const std::string& tmp, LinkMap* links, char* buf) {
+  const std::string name(e.name);
+  if (e.meta && e.meta->ino != 0) {
+    auto [it, first] = links->emplace(std::make_pair(e.meta->dev, e.meta->ino), name);
+    if (!first) {  // Link to the earlier name, through /proc so no path is re-resolved.
+      ASSIGN_OR_RETURN(UniqueFd src, OpenBeneath(root, it->second, O_PATH));
+      const std::string proc = "/proc/self/fd/" + std::to_string(src.get());
+      if (::linkat(AT_FDCWD, proc.c_str(), dir_fd, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+        return Status::IOError("hard link " + name + " to " + it->second, errno);
+      }
+      return Status::OK();
+    }
+  }
+  UniqueFd out(
+      ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!out) return Status::IOError("create " + name, errno);
+  RETURN_IF_ERROR(CopyEntry(chain, idx, out.get(), buf, name));
+  if (e.meta) RETURN_IF_ERROR(ApplyMeta(out.get(), *e.meta, name));
+  return out.Close(name.c_str());
+}
+
+// Restores one entry to `root`/name via a temporary name and rename.
+Status RestoreOne(const BackupChain& chain, size_t idx, int root, LinkMap* links, char* buf) {
   const FileEntry e = chain.top().manifest().entry(idx);
   const std::string name(e.name);
-  const size_t slash = name.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : name.substr(0, slash);
-  const std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
-  ASSIGN_OR_RETURN(UniqueFd dir_fd, OpenDirBeneath(root, dir));
-  const std::string tmp = ".stitch-restore-" + std::to_string(::getpid()) + "-" + base;
-  UniqueFd out(::openat(dir_fd.get(), tmp.c_str(),
-                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (!out) return Status::IOError("create " + name, errno);
-  Status s = CopyEntry(chain, idx, out.get(), buf, name);
-  if (s.ok()) s = out.Close(name.c_str());
-  if (s.ok() && ::renameat(dir_fd.get(), tmp.c_str(), dir_fd.get(), base.c_str()) != 0) {
+  auto [dir, leaf] = SplitParent(name);
+  ASSIGN_OR_RETURN(UniqueFd dir_fd, MakeDirsBeneath(root, dir));
+  const std::string tmp = ".stitch-restore-" + std::to_string(::getpid()) + "-" + leaf;
+  Status s = FillEntry(chain, e, idx, root, dir_fd.get(), tmp, links, buf);
+  if (s.ok() && ::renameat(dir_fd.get(), tmp.c_str(), dir_fd.get(), leaf.c_str()) != 0) {
     s = Status::IOError("rename into " + name, errno);
   }
   if (!s.ok()) ::unlinkat(dir_fd.get(), tmp.c_str(), 0);
   return s.WithPrefix(s.message().find(name) == std::string::npos ? "entry \"" + name + "\": "
                                                                   : "");
+}
+
+bool Selected(std::string_view name, const std::vector<std::string>& paths) {
+  if (paths.empty()) return true;
+  for (std::string p : paths) {
+    while (!p.empty() && p.back() == '/') p.pop_back();
+    while (!p.empty() && p.front() == '/') p.erase(0, 1);
+    if (p.empty() || name == p ||
+        (name.size() > p.size() && name.substr(0, p.size()) == p && name[p.size()] == '/')) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -124,8 +137,11 @@ StatusOr<std::vector<size_t>> SelectEntries(const Manifest& m,
       std::string_view n = m.entry(i).name;
       if (p.empty() || n == p || n.substr(0, prefix.size()) == prefix) out.push_back(i);
     }
-    if (out.size() == before)
+    bool node = false;
+    for (size_t i = 0; i < m.num_nodes() && !node; ++i) node = Selected(m.node(i).name, {p});
+    if (out.size() == before && !node) {
       return Status::EntryNotFound("no entry or folder \"" + p + "\" in the backup");
+    }
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -141,14 +157,30 @@ StatusOr<RestoreResult> RestoreBackup(const BackupChain& chain, const RestoreOpt
   }
   UniqueFd root(::open(options.target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root) return Status::IOError("open " + options.target, errno);
+  const Manifest& m = chain.top().manifest();
+  std::vector<Node> dirs;
+  for (size_t i = 0; i < m.num_nodes(); ++i) {
+    Node n = m.node(i);
+    if (n.type != NodeType::kDir || !Selected(n.name, options.paths)) continue;
+    RETURN_IF_ERROR(RestoreDir(root.get(), n));
+    dirs.push_back(n);
+  }
   auto buf = std::make_unique<char[]>(kCopyBuffer);
+  LinkMap links;
   RestoreResult r;
   for (size_t idx : selected) {
-    RETURN_IF_ERROR(RestoreOne(chain, idx, root.get(), buf.get()));
+    RETURN_IF_ERROR(RestoreOne(chain, idx, root.get(), &links, buf.get()));
     ++r.files;
-    r.bytes += chain.top().manifest().entry(idx).size;
+    r.bytes += m.entry(idx).size;
     if (progress) progress(r.files, r.bytes);
   }
+  for (size_t i = 0; i < m.num_nodes(); ++i) {
+    Node n = m.node(i);
+    if (n.type == NodeType::kSymlink && Selected(n.name, options.paths)) {
+      RETURN_IF_ERROR(RestoreSymlink(root.get(), n));
+    }
+  }
+  RETURN_IF_ERROR(FinishDirs(root.get(), dirs));
   return r;
 }
 

@@ -1,0 +1,86 @@
+#include "engine/writer_plan.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
+
+#include "engine/posix_file.h"
+
+namespace stitchfs::engine {
+namespace {
+
+// Moves temp data file `i` to `name` beneath the destination.
+Status MoveIntoPlace(const PlanInput& in, size_t i, const std::string& name) {
+  const size_t slash = name.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : name.substr(0, slash);
+  ASSIGN_OR_RETURN(UniqueFd parent, MakeDirsBeneath(in.dest_fd, dir));
+  const std::string leaf = slash == std::string::npos ? name : name.substr(slash + 1);
+  if (::renameat(in.tmp_fd, std::to_string(i).c_str(), parent.get(), leaf.c_str()) != 0) {
+    return Status::IOError("move data file into place as " + name, errno);
+  }
+  return Status::OK();
+}
+
+void DropTemp(const PlanInput& in, size_t i) {
+  if (in.results[i].pass.stored) ::unlinkat(in.tmp_fd, std::to_string(i).c_str(), 0);
+}
+
+}  // namespace
+
+StatusOr<std::vector<FileEntry>> FinishEntries(const PlanInput& in, BackupSummary* s) {
+  std::vector<FileEntry> out;
+  std::map<std::pair<uint64_t, Checksum>, size_t> reps;  // key -> index in `out`
+  for (size_t i = 0; i < in.tree.files.size(); ++i) {
+    const FileResult& r = in.results[i];
+    const std::string& name = in.tree.files[i].name;
+    if (!r.status.ok()) {
+      DropTemp(in, i);
+      if (r.status.code() == ErrorCode::kExpectedEndOfFile) return r.status;
+      s->errors.push_back(r.status.WithPrefix("left out: "));
+      continue;
+    }
+    FileEntry e;
+    e.name = name;
+    e.size = r.size;
+    e.meta = r.meta;
+    ++s->files;
+    s->total_size += e.size;
+    s->bytes_read += r.pass.bytes_read;
+    s->files_unread += r.unread ? 1 : 0;
+    if (e.size == 0) {
+      out.push_back(e);
+      continue;
+    }
+    e.checksum = r.pass.checksum;
+    const bool in_base = r.pass.base_size == e.size ||
+                         (in.base != nullptr && in.base->FindByContent(e.size, e.checksum));
+    if (in_base) {  // Unchanged, or renamed: the whole file comes from the base.
+      DropTemp(in, i);
+      e.base_size = e.size;
+      e.base_checksum = e.checksum;
+      s->bytes_from_base_whole += e.size;
+    } else if (auto rep = reps.find({e.size, e.checksum}); rep != reps.end()) {
+      DropTemp(in, i);
+      const FileEntry& first = out[rep->second];
+      e.base_size = first.base_size;
+      e.base_checksum = first.base_checksum;
+      e.data_file = first.name;
+      s->bytes_deduplicated += e.size - e.base_size;
+    } else {
+      e.base_size = r.pass.base_size;
+      e.base_checksum = r.pass.base_checksum;
+      if (!r.pass.stored) return Status::Internal("no data written for " + name);
+      RETURN_IF_ERROR(MoveIntoPlace(in, i, name));
+      s->bytes_from_base_prefix += e.base_size;
+      s->bytes_stored += e.size - e.base_size;
+      ++s->data_files;
+      reps.emplace(std::make_pair(e.size, e.checksum), out.size());
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+}  // namespace stitchfs::engine
