@@ -197,6 +197,8 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
   std::string notice;
   ASSIGN_OR_RETURN(auto lock, BackupLock::Acquire(o.dest, summary.uuid, &notice));
   if (!notice.empty()) summary.warnings.push_back(notice);
+  summary.warnings.insert(summary.warnings.end(), tree.warnings.begin(), tree.warnings.end());
+  summary.errors = tree.errors;
   if (::mkdirat(lock->dir_fd(), kTempDir, 0700) != 0)
     return Status::IOError("create temp folder", errno);
   UniqueFd tmp(::openat(lock->dir_fd(), kTempDir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));

@@ -1,0 +1,256 @@
+#include "engine/snapshot_writer.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "engine/manifest_reader.h"
+#include "engine/restore.h"
+#include "tests/testutil/fixture.h"
+#include "tests/testutil/tree.h"
+
+namespace fs = std::filesystem;
+
+namespace stitchfs::engine {
+namespace {
+
+using testutil::ReadFile;
+using testutil::TempDir;
+using testutil::WriteFile;
+
+class WriterTest : public ::testing::Test {
+ protected:
+  std::string Src(const std::string& rel = "") const {
+    return rel.empty() ? dir_ / "src" : dir_ / ("src/" + rel);
+  }
+
+  StatusOr<BackupSummary> Backup(const std::string& name, const std::string& base = "",
+                                 std::vector<std::string> immutable = {}) {
+    BackupOptions o;
+    o.source = Src();
+    o.dest = dir_ / name;
+    o.base = base.empty() ? "" : dir_ / base;
+    o.immutable_globs = std::move(immutable);
+    o.jobs = 2;
+    return WriteBackup(o, nullptr);
+  }
+
+  std::shared_ptr<const BackupChain> Open(const std::string& name) {
+    auto c = BackupChain::Open(dir_ / name);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? *c : nullptr;
+  }
+
+  FileEntry Entry(const std::string& backup, const std::string& name) {
+    auto chain = Open(backup);
+    const Manifest& m = chain->top().manifest();
+    auto idx = m.FindByName(name);
+    EXPECT_TRUE(idx.has_value()) << name;
+    keep_ = chain;
+    return m.entry(*idx);
+  }
+
+  std::string Restored(const std::string& backup) {
+    auto chain = Open(backup);
+    RestoreOptions o;
+    o.target = dir_ / ("restored-" + backup);
+    auto r = RestoreBackup(*chain, o, nullptr);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return o.target;
+  }
+
+  bool HasDataFile(const std::string& backup, const std::string& name) {
+    return fs::exists(dir_ / (backup + "/" + name));
+  }
+
+  TempDir dir_;
+  std::shared_ptr<const BackupChain> keep_;
+};
+
+TEST_F(WriterTest, AppendStoresExactlyTheTail) {
+  const std::string head = testutil::RandomBytes(100000, 1), tail = "appended line\n";
+  WriteFile(Src("log/app.log"), head);
+  ASSERT_TRUE(Backup("b0").ok());
+  WriteFile(Src("log/app.log"), head + tail);
+  auto s = Backup("b1", "b0");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(fs::file_size(dir_ / "b1/log/app.log"), tail.size());
+  EXPECT_EQ(s->bytes_stored, tail.size());
+  EXPECT_EQ(s->bytes_from_base_prefix, head.size());
+  FileEntry e = Entry("b1", "log/app.log");
+  EXPECT_EQ(e.base_size, head.size());
+  EXPECT_EQ(ReadFile(Restored("b1") + "/log/app.log"), head + tail);
+}
+
+TEST_F(WriterTest, UnchangedAndRenamedStoreNothing) {
+  WriteFile(Src("a"), "unchanged content");
+  WriteFile(Src("old-name"), "renamed content");
+  ASSERT_TRUE(Backup("b0").ok());
+  fs::rename(Src("old-name"), Src("new-name"));
+  auto s = Backup("b1", "b0");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->bytes_stored, 0u);
+  EXPECT_EQ(s->data_files, 0u);
+  EXPECT_FALSE(HasDataFile("b1", "a"));
+  EXPECT_FALSE(HasDataFile("b1", "new-name"));
+  EXPECT_EQ(Entry("b1", "new-name").base_size, 15u);
+  EXPECT_EQ(ReadFile(Restored("b1") + "/new-name"), "renamed content");
+}
+
+TEST_F(WriterTest, ShrunkRewrittenAndMismatchedPrefixAreStoredWhole) {
+  WriteFile(Src("shrunk"), "0123456789");
+  WriteFile(Src("rewritten"), "aaaaaaaaaa");
+  WriteFile(Src("grown-but-changed"), "prefix-one");
+  ASSERT_TRUE(Backup("b0").ok());
+  WriteFile(Src("shrunk"), "01234");
+  WriteFile(Src("rewritten"), "bbbbbbbbbb");
+  WriteFile(Src("grown-but-changed"), "PREFIX-one and more");
+  auto s = Backup("b1", "b0");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  for (const char* name : {"shrunk", "rewritten", "grown-but-changed"}) {
+    EXPECT_EQ(Entry("b1", name).base_size, 0u) << name;
+    EXPECT_EQ(fs::file_size(dir_ / (std::string("b1/") + name)), fs::file_size(Src(name))) << name;
+  }
+  EXPECT_EQ(s->bytes_stored, 5u + 10u + 19u);
+  const std::string out = Restored("b1");
+  EXPECT_EQ(ReadFile(out + "/grown-but-changed"), "PREFIX-one and more");
+}
+
+TEST_F(WriterTest, DedupAndEmptyFiles) {
+  WriteFile(Src("x/one"), "identical bytes");
+  WriteFile(Src("y/two"), "identical bytes");
+  WriteFile(Src("z/empty"), "");
+  auto s = Backup("b0");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->data_files, 1u);
+  EXPECT_EQ(s->bytes_deduplicated, 15u);
+  EXPECT_TRUE(HasDataFile("b0", "x/one"));
+  EXPECT_FALSE(HasDataFile("b0", "y/two"));
+  EXPECT_FALSE(HasDataFile("b0", "z/empty"));
+  EXPECT_EQ(Entry("b0", "y/two").data_file, "x/one");
+  EXPECT_EQ(testutil::DescribeTree(Restored("b0")), testutil::DescribeTree(Src()));
+}
+
+TEST_F(WriterTest, ImmutableFilesNeverGetAPrefix) {
+  WriteFile(Src("part.bin"), "immutable");
+  ASSERT_TRUE(Backup("b0").ok());
+  WriteFile(Src("part.bin"), "immutable, and then appended");
+  ASSERT_TRUE(Backup("b1", "b0", {"*.bin"}).ok());
+  EXPECT_EQ(Entry("b1", "part.bin").base_size, 0u);
+}
+
+TEST_F(WriterTest, ImmutableFileGrowingWhileReadFailsTheBackup) {
+  WriteFile(Src("big.bin"), testutil::RandomBytes(64 << 20, 3));
+  std::atomic<bool> stop{false};
+  std::thread appender([&] {
+    std::ofstream out(Src("big.bin"), std::ios::app | std::ios::binary);
+    while (!stop) out.write("more", 4).flush();
+  });
+  auto s = Backup("b0", "", {"*.bin"});
+  stop = true;
+  appender.join();
+  EXPECT_EQ(s.status().code(), ErrorCode::kExpectedEndOfFile) << s.status().ToString();
+  EXPECT_NE(s.status().message().find("big.bin"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "b0")) << "a failed backup leaves nothing behind";
+}
+
+TEST_F(WriterTest, MetadataSymlinksFoldersAndHardLinksRoundTrip) {
+  WriteFile(Src("a/file"), "data");
+  WriteFile(Src("a/private"), "secret");
+  ::chmod(Src("a/private").c_str(), 0600);
+  fs::create_directories(Src("empty/dir"));
+  fs::create_symlink("../a/file", Src("a/link"));
+  fs::create_symlink("/nonexistent/target", Src("dangling"));
+  fs::create_hard_link(Src("a/file"), Src("hard"));
+  ::chown(Src("a/file").c_str(), 1234, 5678);
+  struct timespec t[2] = {{1000000000, 123456789}, {1000000000, 123456789}};
+  ::utimensat(AT_FDCWD, Src("a/private").c_str(), t, 0);
+  ::utimensat(AT_FDCWD, Src("empty/dir").c_str(), t, 0);
+  ASSERT_TRUE(Backup("b0").ok());
+  EXPECT_EQ(testutil::DescribeTree(Restored("b0")), testutil::DescribeTree(Src()));
+}
+
+TEST_F(WriterTest, ManifestFollowsClickHouseReaderRules) {
+  WriteFile(Src("f"), "x");
+  fs::create_directories(Src("d"));
+  fs::create_symlink("f", Src("l"));
+  ASSERT_TRUE(Backup("b0").ok());
+  const std::string xml = ReadFile(dir_ / "b0/.backup");
+  // Header first, nodes only after </contents>, entries only for regular files.
+  EXPECT_EQ(xml.rfind("<config><version>1</version><deduplicate_files>1</deduplicate_files>", 0),
+            0u);
+  EXPECT_LT(xml.find("<stitchfs_checksum>"), xml.find("<contents>"));
+  EXPECT_GT(xml.find("<stitchfs_dir>"), xml.find("</contents>"));
+  EXPECT_GT(xml.find("<stitchfs_symlink>"), xml.find("</contents>"));
+  auto m = ParseManifest(xml, "b0");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ((*m)->num_entries(), 1u);
+  EXPECT_EQ((*m)->num_nodes(), 2u);
+  EXPECT_FALSE(fs::exists(dir_ / "b0/.lock"));
+  EXPECT_FALSE(fs::exists(dir_ / "b0/.stitch-tmp"));
+}
+
+TEST_F(WriterTest, IncrementalOnAClickHouseBaseUsesClickHouseChecksums) {
+  testutil::FixtureBackup ch(dir_ / "ch");
+  ch.AddStored("log/data.bin", "Some text");
+  ASSERT_OK(ch.Write());
+  WriteFile(Src("log/data.bin"), "Some textAppended");
+  auto s = Backup("b1", "ch");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  FileEntry e = Entry("b1", "log/data.bin");
+  EXPECT_EQ(e.checksum.ToHex(), "5a1f10f638dc7a226231f3fd927d1726");
+  EXPECT_EQ(e.base_size, 9u);
+  EXPECT_EQ(e.base_checksum.ToHex(), "28b5529750ac210952ffd366774363ed");
+  EXPECT_EQ(ReadFile(dir_ / "b1/log/data.bin"), "Appended");
+  const std::string xml = ReadFile(dir_ / "b1/.backup");
+  EXPECT_EQ(xml.find("<stitchfs_checksum>"), std::string::npos)
+      << "ClickHouse's algorithm is the default";
+  EXPECT_NE(xml.find("<base_backup>File(&apos;ch&apos;)</base_backup>"), std::string::npos);
+  BackupOptions o;
+  o.source = Src();
+  o.dest = dir_ / "b2";
+  o.base = dir_ / "ch";
+  o.algorithm = ChecksumAlgorithm::kXxh3;
+  EXPECT_EQ(WriteBackup(o, nullptr).status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST_F(WriterTest, DestinationRules) {
+  WriteFile(Src("f"), "x");
+  ASSERT_TRUE(Backup("b0").ok());
+  EXPECT_EQ(Backup("b0").status().code(), ErrorCode::kBackupAlreadyExists);
+  WriteFile(dir_ / "full/somefile", "user data");
+  EXPECT_EQ(Backup("full").status().code(), ErrorCode::kBackupAlreadyExists);
+  EXPECT_TRUE(fs::exists(dir_ / "full/somefile")) << "never touches a folder it does not own";
+  // A .lock nobody holds (its writer died) is taken over with its partial contents.
+  WriteFile(dir_ / "dead/.lock", "uuid");
+  WriteFile(dir_ / "dead/partial", "half");
+  auto s = Backup("dead");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_FALSE(fs::exists(dir_ / "dead/partial"));
+  EXPECT_FALSE(s->warnings.empty());
+  EXPECT_TRUE(Open("dead") != nullptr);
+}
+
+TEST_F(WriterTest, SkippedAndUnreadableFilesAreReportedNotDropped) {
+  WriteFile(Src("ok"), "fine");
+  ::mkfifo(Src("fifo").c_str(), 0644);
+  WriteFile(Src("locked"), "no access");
+  ::chmod(Src("locked").c_str(), 0);
+  auto s = Backup("b0");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->warnings.size(), 1u);
+  EXPECT_NE(s->warnings[0].find("fifo"), std::string::npos);
+  if (::geteuid() != 0) {  // Root reads it anyway.
+    ASSERT_EQ(s->errors.size(), 1u);
+    EXPECT_NE(s->errors[0].message().find("locked"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
