@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# End-to-end tests of `stitch backup`: a killed backup, a full destination, exit codes, and an
+# incremental on a ClickHouse-format base. Usage: backup_test.sh STITCH MAKE_FIXTURE
+set -uo pipefail
+STITCH=$1
+MAKE_FIXTURE=$2
+export STITCH_NO_PROGRESS=1
+work=$(mktemp -d)
+cleanup() {
+  mountpoint -q "$work/small" 2>/dev/null && umount "$work/small"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
+expect_exit() {
+  local want=$1 part=$2
+  shift 3
+  local err
+  err=$("$@" 2>&1 >/dev/null)
+  local got=$?
+  if [ "$got" != "$want" ]; then bad "exit $got != $want for: $* ($err)"; return; fi
+  case "$err" in *"$part"*) ok ;; *) bad "stderr lacks '$part' for: $* ($err)" ;; esac
+}
+
+# --- full + incremental, summary figures ----------------------------------------------------
+mkdir -p "$work/src/logs" "$work/src/empty"
+head -c 200000 /dev/urandom > "$work/src/logs/app.log"
+echo "CREATE TABLE t (x UInt8) ENGINE = Log;" > "$work/src/t.sql"
+check "full backup" "$STITCH" backup "$work/src" "$work/store/b0"
+head -c 1000 /dev/urandom >> "$work/src/logs/app.log"
+out=$("$STITCH" backup "$work/src" "$work/store/b1" --base "$work/store/b0" --json)
+check "incremental stores only the appended bytes" grep -q '"bytes_stored":1000,' <<<"$out"
+check "incremental reuses the prefix" grep -q '"bytes_from_base_prefix":200000,' <<<"$out"
+check "data file is exactly the tail" test "$(stat -c %s "$work/store/b1/logs/app.log")" = 1000
+rm -rf "$work/r"
+check "restore incremental" "$STITCH" restore "$work/store/b1" "$work/r"
+check "restored tree equals the source" diff -r "$work/r" "$work/src"
+mv "$work/store" "$work/moved-store"
+check "a moved store still opens (relative base locator)" "$STITCH" verify "$work/moved-store/b1"
+mv "$work/moved-store" "$work/store"
+
+# --- files cache ------------------------------------------------------------------------------
+out=$("$STITCH" backup "$work/src" "$work/store/b2" --base "$work/store/b1" --files-cache --json)
+check "files cache reads nothing for an unchanged tree" grep -q '"bytes_read":0,' <<<"$out"
+check "files cache backup verifies" "$STITCH" verify "$work/store/b2"
+
+# --- exit codes -------------------------------------------------------------------------------
+expect_exit 13 "already exists" -- "$STITCH" backup "$work/src" "$work/store/b0"
+expect_exit 2 "--checksum" -- "$STITCH" backup "$work/src" "$work/x" --checksum md5
+expect_exit 10 "BACKUP_NOT_FOUND" -- "$STITCH" backup "$work/src" "$work/x" --base "$work/nothing"
+head -c 50000000 /dev/urandom > "$work/src/big.bin"
+( while [ ! -e "$work/stop" ]; do echo more >> "$work/src/big.bin"; done ) &
+appender=$!
+expect_exit 24 "EXPECTED_END_OF_FILE" -- "$STITCH" backup "$work/src" "$work/grow" --immutable '*.bin'
+touch "$work/stop"
+wait "$appender"
+check "failed backup leaves nothing" test ! -e "$work/grow"
+rm -f "$work/src/big.bin" "$work/stop"
+
+# --- killed mid-way ---------------------------------------------------------------------------
+head -c 300000000 /dev/urandom > "$work/src/huge.bin"
+"$STITCH" backup "$work/src" "$work/killed" --jobs 1 &
+pid=$!
+for _ in $(seq 200); do [ -e "$work/killed/.stitch-tmp" ] && break; sleep 0.05; done
+sleep 0.2
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+check "killed backup left a lock" test -e "$work/killed/.lock"
+expect_exit 10 ".lock" -- "$STITCH" info "$work/killed"
+out=$("$STITCH" backup "$work/src" "$work/killed" 2>&1)
+check "the next run takes over and succeeds" "$STITCH" verify "$work/killed"
+check "the next run says it took over" grep -q "took over" <<<"$out"
+rm -f "$work/src/huge.bin"
+
+# --- destination full (ENOSPC) ---------------------------------------------------------------
+mkdir -p "$work/small"
+if mount -t tmpfs -o size=1m tmpfs "$work/small" 2>/dev/null; then
+  head -c 3000000 /dev/urandom > "$work/src/three-mb.bin"
+  expect_exit 1 "No space left on device" -- "$STITCH" backup "$work/src" "$work/small/b"
+  check "ENOSPC leaves nothing that opens as a backup" test ! -e "$work/small/b/.backup"
+  check "ENOSPC cleans up its partial data" test -z "$(ls -A "$work/small")"
+  umount "$work/small"
+  rm -f "$work/src/three-mb.bin"
+else
+  echo "SKIP: cannot mount a tmpfs for the ENOSPC test"
+fi
+
+# --- incremental on a ClickHouse-format base --------------------------------------------------
+"$MAKE_FIXTURE" chain "$work/ch" || exit 1
+cp -r "$work/ch/expected/b2" "$work/chsrc"
+printf 'appended by stitch\n' >> "$work/chsrc/data/db/log/data.bin"
+out=$("$STITCH" backup "$work/chsrc" "$work/ch/b3" --base "$work/ch/b2" --json)
+check "on a ClickHouse base only the new tail is stored" grep -q '"bytes_stored":19,' <<<"$out"
+check "ClickHouse checksums kept (no stitchfs_checksum tag)" bash -c "! grep -q stitchfs_checksum '$work/ch/b3/.backup'"
+check "4-deep mixed chain verifies" "$STITCH" verify "$work/ch/b3"
+rm -rf "$work/r3"
+"$STITCH" restore "$work/ch/b3" "$work/r3"
+check "4-deep mixed chain restores" diff -r "$work/r3" "$work/chsrc"
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
