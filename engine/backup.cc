@@ -5,13 +5,17 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "engine/manifest_reader.h"
 
 namespace stitchfs::engine {
 
 StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
-  std::string path = dir;
+  // Absolute, so messages and mounts (which change folder) name it unambiguously.
+  std::error_code ec;
+  std::string path = std::filesystem::absolute(dir, ec).lexically_normal().string();
+  if (ec) path = dir;
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   UniqueFd dir_fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir_fd) {

@@ -79,6 +79,7 @@ Hasher& Hasher::operator=(Hasher&&) noexcept = default;
 Hasher::~Hasher() = default;
 
 void Hasher::Update(std::string_view data) {
+  if (data.empty()) return;
   bytes_ += data.size();
   if (algorithm_ == ChecksumAlgorithm::kXxh3) {
     XXH3_128bits_update(xxh_.get(), data.data(), data.size());

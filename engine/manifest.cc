@@ -58,6 +58,7 @@ constexpr size_t kArenaBlock = 1 << 20;
 ManifestBuilder::ManifestBuilder() : m_(new Manifest) {}
 
 const char* ManifestBuilder::Intern(std::string_view s) {
+  if (s.empty()) return "";  // (memcpy must not get the null data() of an empty view)
   if (s.size() > block_left_) {
     size_t n = std::max(kArenaBlock, s.size());
     m_->arena_blocks_.push_back(std::unique_ptr<char[]>(new char[n]));  // Uninitialized.

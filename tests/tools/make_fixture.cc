@@ -4,6 +4,7 @@
 //   make_fixture grow DIR N BYTES     one file grown over N backups (xxh3), DIR/original
 //   make_fixture manifest DIR N       a backup of N empty-data ClickHouse-like entries
 //   make_fixture tree DIR FILES BYTES a full backup of a random tree, and the tree itself
+//   make_fixture files DIR FILES BYTES only the random tree, in DIR/tree
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -191,8 +192,9 @@ int BigManifest(const std::string& dir, uint64_t n) {
   return 0;
 }
 
-// A full backup of FILES random files totalling about BYTES, with DIR/tree holding the source.
-int Tree(const std::string& dir, uint64_t files, uint64_t bytes) {
+// A full backup of FILES random files totalling about BYTES, with DIR/tree holding the source
+// (only the tree when `with_backup` is false).
+int Tree(const std::string& dir, uint64_t files, uint64_t bytes, bool with_backup = true) {
   FixtureBackup b(dir + "/backup", engine::ChecksumAlgorithm::kXxh3);
   std::mt19937 rng(3);
   std::vector<std::string> names, contents;
@@ -202,9 +204,9 @@ int Tree(const std::string& dir, uint64_t files, uint64_t bytes) {
         "d" + std::to_string(i % 37) + "/sub" + std::to_string(i % 5) + "/f" + std::to_string(i);
     std::string content = testutil::RandomBytes(size, static_cast<uint32_t>(i));
     testutil::WriteFile(dir + "/tree/" + name, content);
-    b.AddStored(name, content);
+    if (with_backup) b.AddStored(name, content);
   }
-  Check(b.Write());
+  if (with_backup) Check(b.Write());
   return 0;
 }
 
@@ -217,11 +219,15 @@ int main(int argc, char** argv) {
     return Grow(argv[2], std::atoi(argv[3]), std::strtoull(argv[4], nullptr, 10));
   if (cmd == "manifest" && argc == 4)
     return BigManifest(argv[2], std::strtoull(argv[3], nullptr, 10));
+  if (cmd == "files" && argc == 5) {
+    return Tree(argv[2], std::strtoull(argv[3], nullptr, 10), std::strtoull(argv[4], nullptr, 10),
+                false);
+  }
   if (cmd == "tree" && argc == 5) {
     return Tree(argv[2], std::strtoull(argv[3], nullptr, 10), std::strtoull(argv[4], nullptr, 10));
   }
-  std::fprintf(
-      stderr,
-      "usage: make_fixture chain DIR | grow DIR N BYTES | manifest DIR N | tree DIR FILES BYTES\n");
+  std::fprintf(stderr,
+               "usage: make_fixture chain DIR | grow DIR N BYTES | manifest DIR N | tree|files DIR "
+               "FILES BYTES\n");
   return 2;
 }

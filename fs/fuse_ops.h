@@ -1,0 +1,13 @@
+// The low-level FUSE operations: thin adapters that decode a request, make one call into the
+// InodeTable or the engine, and reply exactly once.
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+namespace stitchfs::fs {
+
+// The operation table; the session's userdata must be a MountState*.
+const fuse_lowlevel_ops& Operations();
+
+}  // namespace stitchfs::fs

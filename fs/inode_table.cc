@@ -1,0 +1,186 @@
+#include "fs/inode_table.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <unordered_map>
+
+namespace stitchfs::fs {
+namespace {
+
+std::string_view ParentOf(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+}
+
+std::string_view LeafOf(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// Collects (parent ino, name, child ino) while inodes are created.
+class Builder {
+ public:
+  explicit Builder(std::vector<Inode>* inodes) : inodes_(inodes) {
+    inodes_->push_back({InodeType::kDir, InodeTable::kRoot, InodeTable::kNoRef, 0, 0, 2});
+    dirs_[std::string_view()] = InodeTable::kRoot;
+  }
+
+  // The folder inode for `path`, created (with its parents) if missing.
+  uint32_t Dir(std::string_view path) {
+    if (auto it = dirs_.find(path); it != dirs_.end()) return it->second;
+    const uint32_t parent = Dir(ParentOf(path));
+    const uint32_t ino = New(InodeType::kDir, parent, InodeTable::kNoRef);
+    dirs_[path] = ino;
+    links_.push_back({parent, LeafOf(path), ino});
+    return ino;
+  }
+
+  uint32_t New(InodeType type, uint32_t parent, uint32_t ref) {
+    inodes_->push_back({type, parent, ref, 0, 0, type == InodeType::kDir ? 2u : 1u});
+    return static_cast<uint32_t>(inodes_->size());
+  }
+
+  void Link(std::string_view path, uint32_t ino) {
+    links_.push_back({Dir(ParentOf(path)), LeafOf(path), ino});
+  }
+  bool IsDir(std::string_view path) const { return dirs_.count(path) > 0; }
+  void SetDirRef(std::string_view path, uint32_t node) { (*inodes_)[Dir(path) - 1].ref = node; }
+
+  struct LinkRec {
+    uint32_t parent;
+    std::string_view name;
+    uint32_t ino;
+  };
+  std::vector<LinkRec> links_;
+
+ private:
+  std::vector<Inode>* inodes_;
+  std::unordered_map<std::string_view, uint32_t> dirs_;
+};
+
+}  // namespace
+
+InodeTable InodeTable::Build(const engine::Manifest& m, std::vector<std::string>* conflicts) {
+  InodeTable t(&m);
+  Builder b(&t.inodes_);
+  std::vector<std::pair<std::string_view, uint32_t>> symlinks;
+  for (size_t i = 0; i < m.num_nodes(); ++i) {
+    engine::Node n = m.node(i);
+    if (n.type == engine::NodeType::kDir) {
+      b.SetDirRef(n.name, static_cast<uint32_t>(i));
+    } else {
+      symlinks.emplace_back(n.name, static_cast<uint32_t>(i));
+    }
+  }
+  // Every folder first, so a name that is both a file and a folder resolves to the folder.
+  for (uint32_t i : m.by_name()) b.Dir(ParentOf(m.entry(i).name));
+  for (auto [name, node] : symlinks) b.Dir(ParentOf(name));
+  std::map<std::pair<uint64_t, uint64_t>, uint32_t> hard_links;  // source (dev, ino) -> inode
+  for (uint32_t i : m.by_name()) {
+    engine::FileEntry e = m.entry(i);
+    if (b.IsDir(e.name)) {
+      conflicts->push_back(std::string(e.name));
+      continue;
+    }
+    uint32_t ino = 0;
+    if (e.meta && e.meta->ino != 0) {
+      auto [it, first] = hard_links.emplace(std::make_pair(e.meta->dev, e.meta->ino), 0);
+      if (!first) {
+        ino = it->second;
+        ++t.inodes_[ino - 1].nlink;
+      } else {
+        it->second = ino = b.New(InodeType::kFile, 0, i);
+      }
+    } else {
+      ino = b.New(InodeType::kFile, 0, i);
+    }
+    b.Link(e.name, ino);
+  }
+  for (auto [name, node] : symlinks) {
+    if (b.IsDir(name)) {
+      conflicts->push_back(std::string(name));
+      continue;
+    }
+    b.Link(name, b.New(InodeType::kSymlink, 0, node));
+  }
+  auto& links = b.links_;
+  std::stable_sort(links.begin(), links.end(), [](const auto& x, const auto& y) {
+    return std::tie(x.parent, x.name) < std::tie(y.parent, y.name);
+  });
+  // Duplicate names in one folder: keep the first.
+  links.erase(std::unique(links.begin(), links.end(),
+                          [](const auto& x, const auto& y) {
+                            return x.parent == y.parent && x.name == y.name;
+                          }),
+              links.end());
+  t.children_.reserve(links.size());
+  for (const auto& l : links) {
+    Inode& dir = t.inodes_[l.parent - 1];
+    if (dir.num_children == 0) dir.first_child = static_cast<uint32_t>(t.children_.size());
+    ++dir.num_children;
+    Inode& child = t.inodes_[l.ino - 1];
+    if (child.type == InodeType::kDir) ++dir.nlink;
+    t.children_.push_back({l.name.data(), static_cast<uint32_t>(l.name.size()), l.ino});
+  }
+  return t;
+}
+
+const Inode* InodeTable::Get(uint64_t ino) const {
+  if (ino == 0 || ino > inodes_.size()) return nullptr;
+  return &inodes_[ino - 1];
+}
+
+std::span<const Dirent> InodeTable::Children(const Inode& dir) const {
+  if (dir.type != InodeType::kDir || dir.num_children == 0) return {};
+  return std::span<const Dirent>(children_.data() + dir.first_child, dir.num_children);
+}
+
+uint32_t InodeTable::Lookup(uint64_t dir_ino, std::string_view name) const {
+  const Inode* dir = Get(dir_ino);
+  if (dir == nullptr) return 0;
+  auto kids = Children(*dir);
+  auto it = std::lower_bound(kids.begin(), kids.end(), name,
+                             [](const Dirent& d, std::string_view n) { return d.Name() < n; });
+  return it != kids.end() && it->Name() == name ? it->ino : 0;
+}
+
+struct stat InodeTable::Stat(uint64_t ino, const AttrOptions& o) const {
+  const Inode& n = inodes_[ino - 1];
+  struct stat st = {};
+  st.st_ino = ino;
+  st.st_nlink = n.nlink;
+  std::optional<engine::PosixMeta> meta;
+  if (n.type == InodeType::kFile) {
+    engine::FileEntry e = m_->entry(n.ref);
+    st.st_size = static_cast<off_t>(e.size);
+    meta = e.meta;
+    st.st_mode = S_IFREG | 0444;
+  } else if (n.type == InodeType::kSymlink) {
+    engine::Node node = m_->node(n.ref);
+    st.st_size = static_cast<off_t>(node.target.size());
+    meta = node.meta;
+    st.st_mode = S_IFLNK | 0777;
+  } else {
+    if (n.ref != kNoRef) meta = m_->node(n.ref).meta;
+    st.st_mode = S_IFDIR | 0555;
+  }
+  int64_t mtime = o.default_mtime_ns;
+  if (meta) {
+    st.st_mode = (st.st_mode & S_IFMT) | (n.type == InodeType::kSymlink ? 0777 : meta->mode);
+    st.st_uid = meta->uid;
+    st.st_gid = meta->gid;
+    mtime = meta->mtime_ns;
+  }
+  if (o.uid) st.st_uid = *o.uid;
+  if (o.gid) st.st_gid = *o.gid;
+  if (o.umask) st.st_mode &= ~*o.umask;
+  st.st_mtim.tv_sec = mtime / 1000000000;
+  st.st_mtim.tv_nsec = mtime % 1000000000;
+  st.st_atim = st.st_ctim = st.st_mtim;
+  st.st_blksize = 4096;
+  st.st_blocks = (st.st_size + 511) / 512;
+  return st;
+}
+
+}  // namespace stitchfs::fs

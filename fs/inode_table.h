@@ -1,0 +1,70 @@
+// InodeTable: the folder tree of a backup as the mount shows it, built once from the manifest
+// and immutable: inode number = position + 1 (the root is 1), directories hold sorted children,
+// hard links (files with one source inode) share one inode. FUSE-free.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "engine/manifest.h"
+
+namespace stitchfs::fs {
+
+enum class InodeType : uint8_t { kDir, kFile, kSymlink };
+
+struct Inode {
+  InodeType type;
+  uint32_t parent;       // Inode number of the parent folder (the root's is itself).
+  uint32_t ref;          // kFile: manifest entry; kDir/kSymlink: manifest node, or kNoRef.
+  uint32_t first_child;  // kDir: index into children.
+  uint32_t num_children;
+  uint32_t nlink;
+};
+
+struct Dirent {
+  const char* name;  // Points into the Manifest (which must outlive the table).
+  uint32_t name_len;
+  uint32_t ino;
+  std::string_view Name() const { return {name, name_len}; }
+};
+
+// Attribute defaults for backups without POSIX metadata (ClickHouse's), and overrides.
+struct AttrOptions {
+  int64_t default_mtime_ns = 0;      // The backup's timestamp.
+  std::optional<uint32_t> uid, gid;  // Override every owner.
+  std::optional<uint32_t> umask;     // Applied to every mode.
+};
+
+// Thread-safe (immutable).
+class InodeTable {
+ public:
+  static constexpr uint32_t kNoRef = UINT32_MAX;
+  static constexpr uint32_t kRoot = 1;
+
+  // Builds the tree. Folders that are only implied by paths get default attributes. A name
+  // that is both a file and a folder keeps the folder (the file is reported in `conflicts`).
+  static InodeTable Build(const engine::Manifest& m, std::vector<std::string>* conflicts);
+
+  size_t size() const { return inodes_.size(); }
+  // nullptr if `ino` is out of range.
+  const Inode* Get(uint64_t ino) const;
+  // The child of folder `dir` named `name`, or 0.
+  uint32_t Lookup(uint64_t dir, std::string_view name) const;
+  // Children of a folder, sorted by name.
+  std::span<const Dirent> Children(const Inode& dir) const;
+  // stat for inode `ino` (REQUIRES: Get(ino) != nullptr).
+  struct stat Stat(uint64_t ino, const AttrOptions& o) const;
+
+ private:
+  explicit InodeTable(const engine::Manifest* m) : m_(m) {}
+  const engine::Manifest* m_;
+  std::vector<Inode> inodes_;  // [ino - 1]
+  std::vector<Dirent> children_;
+};
+
+}  // namespace stitchfs::fs

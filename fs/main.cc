@@ -1,0 +1,144 @@
+// stitchfs: mounts a backup read-only. Order: parse options, open and validate the whole chain
+// (so a bad backup is an exit code, not an EIO later), build the tree, mount, daemonize, serve.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+
+#include "engine/error_table.h"
+#include "fs/fuse_ops.h"
+#include "fs/mount_state.h"
+#include "fs/options.h"
+
+namespace sfs = stitchfs::fs;
+namespace eng = stitchfs::engine;
+
+namespace {
+
+struct SessionDeleter {
+  void operator()(fuse_session* s) const { fuse_session_destroy(s); }
+};
+struct ArgsDeleter {
+  void operator()(fuse_args* a) const { fuse_opt_free_args(a); }
+};
+struct LoopConfigDeleter {
+  void operator()(fuse_loop_config* c) const { fuse_loop_cfg_destroy(c); }
+};
+
+// fds 0-2 must be open before any file is, or a data file could become "stdout".
+void EnsureStdFds() {
+  for (int fd = 0; fd < 3; ++fd) {
+    if (::fcntl(fd, F_GETFD) < 0) ::open("/dev/null", O_RDWR);
+  }
+}
+
+void RaiseFdLimit() {
+  struct rlimit rl;
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
+}
+
+// The backup's "YYYY-MM-DD hh:mm:ss" (local time) in ns since the epoch; 0 if unparsable.
+int64_t TimestampNs(const std::string& ts) {
+  std::tm tm{};
+  if (::strptime(ts.c_str(), "%Y-%m-%d %H:%M:%S", &tm) == nullptr) return 0;
+  tm.tm_isdst = -1;
+  return int64_t{std::mktime(&tm)} * 1000000000;
+}
+
+int Fail(int code, const std::string& message) {
+  std::fprintf(stderr, "stitchfs: %s\n", message.c_str());
+  return code;
+}
+
+int Serve(fuse_session* se, const sfs::Options& o) {
+  if (o.single_thread) return fuse_session_loop(se);
+  std::unique_ptr<fuse_loop_config, LoopConfigDeleter> cfg(fuse_loop_cfg_create());
+  fuse_loop_cfg_set_clone_fd(cfg.get(), 1);
+  fuse_loop_cfg_set_max_threads(cfg.get(), 16);
+  return fuse_session_loop_mt(se, cfg.get());
+}
+
+int Mount(sfs::MountState& state, const sfs::Options& o, const char* argv0) {
+  const std::string opts = sfs::FuseMountOptions(o);
+  std::vector<const char*> argv = {argv0, "-o", opts.c_str()};
+  if (o.debug) argv.push_back("-d");
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
+  std::unique_ptr<fuse_args, ArgsDeleter> free_args(&args);  // libfuse may allocate into it.
+  std::unique_ptr<fuse_session, SessionDeleter> se(
+      fuse_session_new(&args, &sfs::Operations(), sizeof(fuse_lowlevel_ops), &state));
+  if (!se) return Fail(eng::kExitMount, "cannot create the FUSE session (options: " + opts + ")");
+  if (fuse_set_signal_handlers(se.get()) != 0)
+    return Fail(eng::kExitMount, "cannot set signal handlers");
+  if (fuse_session_mount(se.get(), o.mountpoint.c_str()) != 0) {
+    fuse_remove_signal_handlers(se.get());
+    return Fail(eng::kExitMount, "cannot mount at " + o.mountpoint);
+  }
+  // The mount exists now, so when the parent exits after daemonizing, the folder is ready.
+  if (o.foreground)
+    std::fprintf(stderr, "stitchfs: serving %s at %s\n", o.backup.c_str(), o.mountpoint.c_str());
+  if (fuse_daemonize(o.foreground ? 1 : 0) != 0) {
+    fuse_session_unmount(se.get());
+    return Fail(eng::kExitMount, "cannot daemonize");
+  }
+  if (!o.foreground) ::openlog("stitchfs", LOG_PID, LOG_DAEMON);
+  const int ret = Serve(se.get(), o);
+  fuse_session_unmount(se.get());
+  fuse_remove_signal_handlers(se.get());
+  // libfuse returns the number of the signal that ended the loop: a clean, requested exit.
+  const bool clean = ret == 0 || ret == SIGTERM || ret == SIGINT || ret == SIGHUP;
+  return clean ? eng::kExitOk : eng::kExitFailure;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  EnsureStdFds();
+  RaiseFdLimit();
+  auto parsed = sfs::ParseOptions(argc, argv);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "stitchfs: %s\n%s", parsed.status().message().c_str(), sfs::kUsage);
+    return eng::kExitUsage;
+  }
+  sfs::Options& o = *parsed;
+  if (o.help) return std::printf("%s", sfs::kUsage), 0;
+  if (o.version) return std::printf("stitchfs 0.1.0\n"), 0;
+  struct stat st;
+  char* real = ::realpath(o.mountpoint.c_str(), nullptr);
+  if (real == nullptr || ::stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    std::free(real);
+    return Fail(eng::kExitMount, "mount point " + o.mountpoint + " is not a folder");
+  }
+  o.mountpoint = real;  // Absolute: the daemon changes folder, and unmount needs the real path.
+  std::free(real);
+  auto chain = eng::BackupChain::Open(o.backup, o.chain);
+  if (!chain.ok()) return Fail(eng::ExitCodeFor(chain.status()), chain.status().ToString());
+  std::vector<std::string> conflicts;
+  sfs::MountState state{*chain, sfs::InodeTable::Build((*chain)->top().manifest(), &conflicts)};
+  for (const auto& c : conflicts) {
+    std::fprintf(stderr,
+                 "stitchfs: warning: \"%s\" is both a file and a folder; showing the folder\n",
+                 c.c_str());
+  }
+  state.attr.default_mtime_ns = TimestampNs((*chain)->top().header().timestamp);
+  state.attr.uid = o.uid;
+  state.attr.gid = o.gid;
+  state.attr.umask = o.umask;
+  state.foreground = o.foreground;
+  const eng::Manifest& m = (*chain)->top().manifest();
+  for (size_t i = 0; i < m.num_entries(); ++i) state.total_size += m.entry(i).size;
+  try {
+    return Mount(state, o, argv[0]);
+  } catch (const std::bad_alloc&) {
+    return Fail(eng::kExitFailure, "out of memory");
+  }
+}

@@ -1,0 +1,133 @@
+#include "fs/options.h"
+
+#include <cstdlib>
+#include <set>
+
+namespace stitchfs::fs {
+
+const char kUsage[] =
+    "usage: stitchfs [options] BACKUP MOUNTPOINT\n"
+    "Mounts a backup (and its chain of bases) read-only at MOUNTPOINT.\n"
+    "  -f                 stay in the foreground\n"
+    "  -d                 debug output (implies -f)\n"
+    "  -s                 single-threaded\n"
+    "  -o OPT[,OPT...]    mount options:\n"
+    "       allow_other, default_permissions (on whenever allow_other is),\n"
+    "       uid=N, gid=N, umask=OCTAL (override owners and modes),\n"
+    "       base=DIR (the backup's base), disk=NAME:DIR (Disk('NAME', ...) locators),\n"
+    "       ro, fsname=, subtype=, auto_unmount, nodev, nosuid, noexec, noatime, ...\n"
+    "  -h, --help         this help\n"
+    "  -V, --version      version\n"
+    "See stitchfs(1) for exit codes and extended attributes.\n";
+
+namespace {
+
+// Mount options handed to libfuse or the kernel unchanged.
+const std::set<std::string> kPassThrough = {
+    "ro",         "auto_unmount", "nodev",   "dev",     "nosuid",   "suid",
+    "noexec",     "exec",         "noatime", "atime",   "relatime", "norelatime",
+    "nodiratime", "sync",         "async",   "dirsync", "lazytime"};
+
+engine::StatusOr<uint32_t> Number(const std::string& opt, const std::string& v, int base) {
+  char* end = nullptr;
+  unsigned long n = std::strtoul(v.c_str(), &end, base);
+  if (v.empty() || *end != '\0' || n > 0xffffffffUL) {
+    return engine::Status::InvalidArgument("bad value for -o " + opt + ": " + v);
+  }
+  return static_cast<uint32_t>(n);
+}
+
+engine::Status MountOption(const std::string& opt, Options* o) {
+  const size_t eq = opt.find('=');
+  const std::string key = opt.substr(0, eq);
+  const std::string val = eq == std::string::npos ? "" : opt.substr(eq + 1);
+  if (opt == "allow_other") {
+    o->allow_other = o->default_permissions = true;
+  } else if (opt == "default_permissions") {
+    o->default_permissions = true;
+  } else if (key == "uid" && eq != std::string::npos) {
+    ASSIGN_OR_RETURN(o->uid, Number(key, val, 10));
+  } else if (key == "gid" && eq != std::string::npos) {
+    ASSIGN_OR_RETURN(o->gid, Number(key, val, 10));
+  } else if (key == "umask" && eq != std::string::npos) {
+    ASSIGN_OR_RETURN(o->umask, Number(key, val, 8));
+  } else if (key == "base" && !val.empty()) {
+    o->chain.base_override = val;
+  } else if (key == "disk" && val.find(':') != std::string::npos && val.find(':') > 0) {
+    o->chain.disks[val.substr(0, val.find(':'))] = val.substr(val.find(':') + 1);
+  } else if ((key == "fsname" || key == "subtype") && !val.empty()) {
+    o->fuse_mount_options.push_back(opt);
+  } else if (kPassThrough.count(opt)) {
+    if (opt != "ro") o->fuse_mount_options.push_back(opt);
+  } else if (opt == "rw") {
+    return engine::Status::InvalidArgument("stitchfs mounts are read-only; -o rw is not possible");
+  } else {
+    return engine::Status::InvalidArgument("unknown mount option " + opt);
+  }
+  return engine::Status::OK();
+}
+
+engine::Status OptionList(const std::string& list, Options* o) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    if (end > start) RETURN_IF_ERROR(MountOption(list.substr(start, end - start), o));
+    start = end + 1;
+  }
+  return engine::Status::OK();
+}
+
+}  // namespace
+
+engine::StatusOr<Options> ParseOptions(int argc, char** argv) {
+  Options o;
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-f") {
+      o.foreground = true;
+    } else if (a == "-d" || a == "--debug") {
+      o.debug = o.foreground = true;
+    } else if (a == "-s") {
+      o.single_thread = true;
+    } else if (a == "-h" || a == "--help") {
+      o.help = true;
+    } else if (a == "-V" || a == "--version") {
+      o.version = true;
+    } else if (a == "-o" && i + 1 < argc) {
+      RETURN_IF_ERROR(OptionList(argv[++i], &o));
+    } else if (a.rfind("-o", 0) == 0 && a.size() > 2) {
+      RETURN_IF_ERROR(OptionList(a.substr(2), &o));
+    } else if (!a.empty() && a[0] == '-') {
+      return engine::Status::InvalidArgument("unknown option " + a);
+    } else {
+      positional.push_back(a);
+    }
+  }
+  if (o.help || o.version) return o;
+  if (positional.size() != 2) return engine::Status::InvalidArgument("need BACKUP and MOUNTPOINT");
+  o.backup = positional[0];
+  o.mountpoint = positional[1];
+  return o;
+}
+
+std::string FuseMountOptions(const Options& o) {
+  std::string s = "ro,subtype=stitchfs";
+  bool has_fsname = false;
+  for (const auto& opt : o.fuse_mount_options) has_fsname |= opt.rfind("fsname=", 0) == 0;
+  if (!has_fsname) {
+    std::string name;
+    for (char c : o.backup) {
+      if (c == ',' || c == '\\') name.push_back('\\');
+      name.push_back(c);
+    }
+    s += ",fsname=" + name;
+  }
+  if (o.allow_other) s += ",allow_other";
+  if (o.default_permissions) s += ",default_permissions";
+  for (const auto& opt : o.fuse_mount_options) s += "," + opt;
+  return s;
+}
+
+}  // namespace stitchfs::fs

@@ -1,0 +1,36 @@
+// Command line of `stitchfs`, parsed into a plain struct. Unknown options are errors.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/backup_chain.h"
+#include "engine/status_or.h"
+
+namespace stitchfs::fs {
+
+struct Options {
+  std::string backup;
+  std::string mountpoint;
+  bool foreground = false;
+  bool debug = false;
+  bool single_thread = false;
+  bool help = false;
+  bool version = false;
+  bool allow_other = false;
+  bool default_permissions = false;
+  std::optional<uint32_t> uid, gid, umask;
+  engine::ChainOptions chain;
+  std::vector<std::string> fuse_mount_options;  // Passed on to libfuse (fsname=, nodev, ...).
+};
+
+// Parses argv. kInvalidArgument for unknown options or a missing BACKUP/MOUNTPOINT.
+engine::StatusOr<Options> ParseOptions(int argc, char** argv);
+
+// The `-o` list libfuse gets: ro, fsname, subtype, allow_other, default_permissions, ...
+std::string FuseMountOptions(const Options& o);
+
+extern const char kUsage[];
+
+}  // namespace stitchfs::fs

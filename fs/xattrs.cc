@@ -1,0 +1,103 @@
+#include "fs/xattrs.h"
+
+namespace stitchfs::fs {
+namespace {
+
+constexpr const char* kPrefix = "user.stitchfs.";
+
+std::string Quote(std::string_view v) {
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+// JSON: [{"backup": path, "level": n, "from": first byte, "to": end byte}, ...] in file order.
+std::string Sources(const MountState& s, uint32_t entry) {
+  auto extents = s.chain->Resolve(0, entry);
+  if (!extents.ok()) return "{\"error\":" + Quote(extents.status().ToString()) + "}";
+  std::string out = "[";
+  uint64_t pos = 0;
+  for (const auto& x : *extents) {
+    if (out.size() > 1) out += ",";
+    out += "{\"backup\":" + Quote(s.chain->backup(x.level).path()) +
+           ",\"level\":" + std::to_string(x.level) + ",\"from\":" + std::to_string(pos) +
+           ",\"to\":" + std::to_string(pos + x.length) + "}";
+    pos += x.length;
+  }
+  return out + "]";
+}
+
+std::string RootValue(const MountState& s, const std::string& key) {
+  const auto& h = s.chain->top().header();
+  if (key == "uuid") return h.uuid;
+  if (key == "timestamp") return h.timestamp;
+  if (key == "algorithm") return engine::ChecksumAlgorithmName(h.algorithm);
+  if (key == "chain") {  // JSON, the top backup first.
+    std::string out = "[";
+    for (size_t i = 0; i < s.chain->depth(); ++i) {
+      const auto& b = s.chain->backup(i);
+      if (i > 0) out += ",";
+      out += "{\"level\":" + std::to_string(i) + ",\"uuid\":" + Quote(b.header().uuid) +
+             ",\"timestamp\":" + Quote(b.header().timestamp) + ",\"backup\":" + Quote(b.path()) +
+             "}";
+    }
+    return out + "]";
+  }
+  const auto& st = s.Stats();
+  return "{\"num_files\":" + std::to_string(st.num_files) +
+         ",\"total_size\":" + std::to_string(st.total_size) +
+         ",\"num_entries\":" + std::to_string(st.num_entries) +
+         ",\"size_of_entries\":" + std::to_string(st.size_of_entries) +
+         ",\"uncompressed_size\":" + std::to_string(st.uncompressed_size) + "}";
+}
+
+const std::vector<std::string>& FileKeys() {
+  static const std::vector<std::string> k = {"source",    "checksum",    "algorithm",
+                                             "base_size", "stored_size", "backup"};
+  return k;
+}
+const std::vector<std::string>& RootKeys() {
+  static const std::vector<std::string> k = {"uuid", "timestamp", "algorithm", "chain", "stats"};
+  return k;
+}
+
+}  // namespace
+
+std::vector<std::string> XattrNames(const MountState& s, uint64_t ino) {
+  const Inode* n = s.table.Get(ino);
+  std::vector<std::string> out;
+  const auto* keys = ino == InodeTable::kRoot           ? &RootKeys()
+                     : n && n->type == InodeType::kFile ? &FileKeys()
+                                                        : nullptr;
+  if (keys) {
+    for (const auto& k : *keys) out.push_back(kPrefix + k);
+  }
+  return out;
+}
+
+std::optional<std::string> XattrValue(const MountState& s, uint64_t ino, const std::string& name) {
+  if (name.rfind(kPrefix, 0) != 0) return std::nullopt;
+  const std::string key = name.substr(std::string(kPrefix).size());
+  const Inode* n = s.table.Get(ino);
+  if (n == nullptr) return std::nullopt;
+  if (ino == InodeTable::kRoot) {
+    for (const auto& k : RootKeys()) {
+      if (k == key) return RootValue(s, key);
+    }
+    return std::nullopt;
+  }
+  if (n->type != InodeType::kFile) return std::nullopt;
+  const engine::FileEntry e = s.chain->top().manifest().entry(n->ref);
+  if (key == "source") return Sources(s, n->ref);
+  if (key == "checksum") return e.size ? e.checksum.ToHex() : "";
+  if (key == "algorithm") return engine::ChecksumAlgorithmName(s.chain->top().header().algorithm);
+  if (key == "base_size") return std::to_string(e.base_size);
+  if (key == "stored_size") return std::to_string(e.has_data_file() ? e.stored_size() : 0);
+  if (key == "backup") return s.chain->top().path();
+  return std::nullopt;
+}
+
+}  // namespace stitchfs::fs

@@ -1,0 +1,68 @@
+#include "fs/inode_table.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/manifest_reader.h"
+
+namespace stitchfs::fs {
+namespace {
+
+std::unique_ptr<const engine::Manifest> Parse(const std::string& files,
+                                              const std::string& nodes = "") {
+  auto m = engine::ParseManifest(
+      "<config><version>1</version><timestamp>t</timestamp><uuid>u</uuid><contents>" + files +
+          "</contents>" + nodes + "</config>",
+      "x");
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return std::move(*m);
+}
+
+std::string File(const std::string& name, const std::string& meta = "") {
+  return "<file><name>" + name + "</name><size>0</size>" +
+         (meta.empty() ? "" : "<stitchfs_meta>" + meta + "</stitchfs_meta>") + "</file>";
+}
+
+TEST(InodeTableTest, ImpliedFoldersLookupAndSortedChildren) {
+  auto m = Parse(File("b/z") + File("b/a") + File("c") + File("b/sub/x"));
+  std::vector<std::string> conflicts;
+  InodeTable t = InodeTable::Build(*m, &conflicts);
+  EXPECT_TRUE(conflicts.empty());
+  const uint32_t b = t.Lookup(InodeTable::kRoot, "b");
+  ASSERT_NE(b, 0u);
+  EXPECT_EQ(t.Get(b)->type, InodeType::kDir);
+  std::vector<std::string> names;
+  for (const auto& d : t.Children(*t.Get(b))) names.emplace_back(d.Name());
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "sub", "z"}));
+  EXPECT_EQ(t.Get(b)->nlink, 3u);  // ".", its entry in the root, and "sub/.."
+  EXPECT_EQ(t.Lookup(b, "missing"), 0u);
+  EXPECT_EQ(t.Lookup(t.Lookup(InodeTable::kRoot, "c"), "x"), 0u) << "a file has no children";
+  EXPECT_EQ(t.Get(0), nullptr);
+  EXPECT_EQ(t.Get(t.size() + 1), nullptr);
+  struct stat st = t.Stat(t.Lookup(InodeTable::kRoot, "c"), AttrOptions{});
+  EXPECT_EQ(st.st_mode, static_cast<mode_t>(S_IFREG | 0444));
+}
+
+TEST(InodeTableTest, HardLinksShareAnInodeAndFileFolderConflictsKeepTheFolder) {
+  const std::string meta = "644 0 0 0 0 77 9";
+  auto m = Parse(File("a", meta) + File("d/b", meta) + File("x") + File("x/y"),
+                 "<stitchfs_symlink>777 0 0 0 0 0 0 1 lt</stitchfs_symlink>");
+  std::vector<std::string> conflicts;
+  InodeTable t = InodeTable::Build(*m, &conflicts);
+  const uint32_t a = t.Lookup(InodeTable::kRoot, "a");
+  EXPECT_EQ(a, t.Lookup(t.Lookup(InodeTable::kRoot, "d"), "b"));
+  EXPECT_EQ(t.Get(a)->nlink, 2u);
+  EXPECT_EQ(conflicts, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(t.Get(t.Lookup(InodeTable::kRoot, "x"))->type, InodeType::kDir);
+  const uint32_t l = t.Lookup(InodeTable::kRoot, "l");
+  ASSERT_NE(l, 0u);
+  EXPECT_EQ(t.Get(l)->type, InodeType::kSymlink);
+  AttrOptions o;
+  o.uid = 5;
+  o.umask = 022;
+  struct stat st = t.Stat(a, o);
+  EXPECT_EQ(st.st_uid, 5u);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+}
+
+}  // namespace
+}  // namespace stitchfs::fs
