@@ -8,7 +8,6 @@ PACKAGES=(
   libfuse3-dev fuse3                     # FUSE (library, fusermount3)
   libxxhash-dev                          # XXH3-128 checksums
   libexpat1-dev                          # manifest XML parser
-  libboost-filesystem-dev                # portable folder walking in the CLI
   libgtest-dev                           # unit tests
   attr rsync                             # getfattr / rsync used by the integration tests
 )
