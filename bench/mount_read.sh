@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Reads through a stitchfs mount vs the same bytes read natively, in one run:
+#  - sequential read of a file stitched from N backups: first read through a fresh mount
+#    (backing data in page cache; target >= 0.35 of native), second read (page cache kept;
+#    target >= 0.9 of native);
+#  - random 4 KiB preads (readahead off), 1 and 4 threads, fresh mount each time.
+#  - the same reads through squashfuse_ll of a squashfs image of the file, where installed.
+# Usage: bench/mount_read.sh [BACKUPS=30] [BYTES=1073741824]
+source "$(dirname "$0")/common.sh"
+setup
+n=${1:-30}
+bytes=${2:-1073741824}
+STITCHFS=$BUILD/fs/stitchfs
+PREAD=$BUILD/bench/pread_bench
+"$MAKE_FIXTURE" grow "$work" "$n" "$bytes"
+top=$(printf "%s/b%03d" "$work" $((n - 1)))
+M=$work/mnt
+mkdir -p "$M"
+trap 'mountpoint -q "$M" && fusermount3 -u "$M"; rm -rf "$work"' EXIT
+cat "$work"/b*/grow.bin "$work/original" >/dev/null  # backing data and baseline in page cache
+timed() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}'; }
+native=$(best_of 3 cat "$work/original")
+"$STITCHFS" "$top" "$M"
+first=$(timed cat "$M/grow.bin")
+second=$(best_of 3 cat "$M/grow.bin")
+cmp "$M/grow.bin" "$work/original"
+fusermount3 -u "$M"
+rand() {  # rand THREADS FILE: reads/s
+  "$PREAD" "$2" "$1" 20000
+}
+native1=$(rand 1 "$work/original")
+native4=$(rand 4 "$work/original")
+"$STITCHFS" "$top" "$M"; fuse1=$(rand 1 "$M/grow.bin"); fusermount3 -u "$M"
+"$STITCHFS" "$top" "$M"; fuse4=$(rand 4 "$M/grow.bin"); fusermount3 -u "$M"
+peers=""
+if command -v squashfuse_ll >/dev/null && command -v mksquashfs >/dev/null; then
+  mkdir -p "$work/sq" "$work/sqm"
+  cp "$work/original" "$work/sq/grow.bin"
+  mksquashfs "$work/sq" "$work/img.sqfs" -noappend -comp gzip -no-progress >/dev/null
+  cat "$work/img.sqfs" >/dev/null
+  squashfuse_ll "$work/img.sqfs" "$work/sqm"
+  sq_first=$(timed cat "$work/sqm/grow.bin")
+  sq_second=$(best_of 3 cat "$work/sqm/grow.bin")
+  fusermount3 -u "$work/sqm"
+  squashfuse_ll "$work/img.sqfs" "$work/sqm"; sq1=$(rand 1 "$work/sqm/grow.bin"); fusermount3 -u "$work/sqm"
+  peers=",\"squashfuse_ll_gzip\":{\"first_read_s\":$sq_first,\"second_read_s\":$sq_second,\"rand4k_1t_per_s\":$sq1}"
+fi
+echo "{\"bench\":\"mount_read\",\"backups\":$n,\"bytes\":$bytes,\"native_s\":$native,\"first_read_s\":$first,\"first_ratio\":$(ratio "$native" "$first"),\"second_read_s\":$second,\"second_ratio\":$(ratio "$native" "$second"),\"rand4k_native_1t_per_s\":$native1,\"rand4k_mount_1t_per_s\":$fuse1,\"rand4k_1t_ratio\":$(ratio "$fuse1" "$native1"),\"rand4k_native_4t_per_s\":$native4,\"rand4k_mount_4t_per_s\":$fuse4,\"rand4k_4t_ratio\":$(ratio "$fuse4" "$native4")$peers}"
