@@ -60,6 +60,36 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
+// The device number of the newest mount at `mountpoint`, from /proc/self/mountinfo. (Not
+// stat(): before the loop runs, that would wait forever on our own mount.)
+std::string MountDevice(const std::string& mountpoint) {
+  std::string dev;
+  if (FILE* f = std::fopen("/proc/self/mountinfo", "r")) {
+    char line[4096];
+    while (std::fgets(line, sizeof(line), f)) {
+      char majmin[64], root[4096], point[4096];
+      if (std::sscanf(line, "%*s %*s %63s %4095s %4095s", majmin, root, point) == 3 &&
+          point == mountpoint) {  // (Paths with spaces are escaped there; they simply miss.)
+        dev = majmin;
+      }
+    }
+    std::fclose(f);
+  }
+  return dev;
+}
+
+// Sequential reads reach a FUSE daemon in readahead-sized requests, 128 KiB by default; 1 MiB
+// requests cost an eighth of the round trips. The knob is the mount's own bdi, writable by
+// root only; elsewhere the default stays (best effort, no error).
+void RaiseReadahead(const std::string& mountpoint, unsigned kb) {
+  const std::string dev = kb ? MountDevice(mountpoint) : "";
+  if (dev.empty()) return;
+  if (FILE* f = std::fopen(("/sys/class/bdi/" + dev + "/read_ahead_kb").c_str(), "w")) {
+    std::fprintf(f, "%u\n", kb);
+    std::fclose(f);
+  }
+}
+
 int Serve(fuse_session* se, const sfs::Options& o) {
   if (o.single_thread) return fuse_session_loop(se);
   std::unique_ptr<fuse_loop_config, LoopConfigDeleter> cfg(fuse_loop_cfg_create());
@@ -83,6 +113,7 @@ int Mount(sfs::MountState& state, const sfs::Options& o, const char* argv0) {
     fuse_remove_signal_handlers(se.get());
     return Fail(eng::kExitMount, "cannot mount at " + o.mountpoint);
   }
+  RaiseReadahead(o.mountpoint, o.readahead_kb);
   // The mount exists now, so when the parent exits after daemonizing, the folder is ready.
   if (o.foreground)
     std::fprintf(stderr, "stitchfs: serving %s at %s\n", o.backup.c_str(), o.mountpoint.c_str());

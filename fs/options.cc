@@ -15,6 +15,7 @@ const char kUsage[] =
     "       allow_other, default_permissions (on whenever allow_other is),\n"
     "       uid=N, gid=N, umask=OCTAL (override owners and modes),\n"
     "       base=DIR (the backup's base), disk=NAME:DIR (Disk('NAME', ...) locators),\n"
+    "       readahead_kb=N (sequential read request size when root; default 1024, 0 = kernel's)\n"
     "       ro, fsname=, subtype=, auto_unmount, nodev, nosuid, noexec, noatime, ...\n"
     "  -h, --help         this help\n"
     "  -V, --version      version\n"
@@ -51,6 +52,8 @@ engine::Status MountOption(const std::string& opt, Options* o) {
     ASSIGN_OR_RETURN(o->gid, Number(key, val, 10));
   } else if (key == "umask" && eq != std::string::npos) {
     ASSIGN_OR_RETURN(o->umask, Number(key, val, 8));
+  } else if (key == "readahead_kb" && eq != std::string::npos) {
+    ASSIGN_OR_RETURN(o->readahead_kb, Number(key, val, 10));
   } else if (key == "base" && !val.empty()) {
     o->chain.base_override = val;
   } else if (key == "disk" && val.find(':') != std::string::npos && val.find(':') > 0) {

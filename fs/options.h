@@ -21,6 +21,7 @@ struct Options {
   bool allow_other = false;
   bool default_permissions = false;
   std::optional<uint32_t> uid, gid, umask;
+  unsigned readahead_kb = 1024;  // Set on the mount's bdi when permitted; 0 keeps the default.
   engine::ChainOptions chain;
   std::vector<std::string> fuse_mount_options;  // Passed on to libfuse (fsname=, nodev, ...).
 };
