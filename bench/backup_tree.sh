@@ -36,8 +36,8 @@ peer_day1() {
   fi
   if command -v borg >/dev/null; then
     export BORG_PASSPHRASE="" BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK=yes
-    borg init -q -e none "$work/borg" >/dev/null
-    borg_day1=$(best_of 1 borg create -q "$work/borg::day1" "$T")
+    borg init -e none "$work/borg" >/dev/null
+    borg_day1=$(best_of 1 borg create "$work/borg::day1" "$T")
   fi
 }
 peer_day1
@@ -67,7 +67,7 @@ if command -v restic >/dev/null; then
 fi
 if command -v borg >/dev/null; then
   before=$(file_bytes "$work/borg")
-  b2=$(best_of 1 borg create -q "$work/borg::day2" "$T")
+  b2=$(best_of 1 borg create "$work/borg::day2" "$T")
   after=$(file_bytes "$work/borg")
   peers="$peers,\"borg\":{\"day1_s\":$borg_day1,\"day2_s\":$b2,\"day2_bytes_added\":$((after - before))}"
 fi

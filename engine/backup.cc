@@ -27,8 +27,9 @@ StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
     int e = errno;
     std::string why = e == ENOENT ? "no .backup manifest" : std::strerror(e);
     if (e == ENOENT && ::faccessat(dir_fd.get(), ".lock", F_OK, 0) == 0) {
-      why = "no .backup manifest; its .lock shows a backup being written, or one whose writer "
-            "died: run the same backup again to take it over, or remove the folder";
+      why =
+          "no .backup manifest; its .lock shows a backup being written, or one whose writer "
+          "died: run the same backup again to take it over, or remove the folder";
     }
     return Status::BackupNotFound("Backup " + path + " not found (" + why + ")", e);
   }

@@ -7,8 +7,10 @@
 
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "engine/atomic_file.h"
@@ -49,6 +51,15 @@ class Run {
       bytes_done_.fetch_add(static_cast<uint64_t>(tree_.files[i].st.st_size),
                             std::memory_order_relaxed);
     }
+    std::lock_guard<std::mutex> lock(mu_);
+    ++workers_done_;
+    cv_.notify_all();
+  }
+
+  // Waits up to `timeout` for all `workers` to finish; true when they have.
+  bool WaitWorkers(int workers, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return workers_done_ == workers; });
   }
 
   std::vector<FileResult>& results() { return results_; }
@@ -90,9 +101,22 @@ class Run {
     return true;
   }
 
+  // The base's entry named `name`, if the base has one.
+  std::optional<FileEntry> BaseByName(const std::string& name) const {
+    if (base_ == nullptr) return std::nullopt;
+    auto idx = base_->FindByName(name);
+    return idx ? std::optional(base_->entry(*idx)) : std::nullopt;
+  }
+
   FileResult Process(size_t i) {
     const SourceFile& f = tree_.files[i];
     FileResult r;
+    const std::optional<FileEntry> by_name = BaseByName(f.name);
+    // The files cache decides from the walk's lstat, without opening the file.
+    if (by_name && f.st.st_size > 0 && TrustBase(*by_name, f.st, &r)) {
+      r.meta = MetaFromStat(f.st);
+      return r;
+    }
     auto fd = OpenBeneath(src_fd_, f.name);
     if (!fd.ok()) {
       r.status = fd.status();
@@ -105,11 +129,6 @@ class Run {
     }
     r.meta = MetaFromStat(st);
     r.size = static_cast<uint64_t>(st.st_size);
-    std::optional<FileEntry> by_name;
-    if (base_ != nullptr) {
-      if (auto idx = base_->FindByName(f.name)) by_name = base_->entry(*idx);
-    }
-    if (by_name && st.st_size > 0 && TrustBase(*by_name, st, &r)) return r;
     FilePassInput in;
     in.fd = fd->get();
     in.size = static_cast<uint64_t>(st.st_size);
@@ -145,6 +164,9 @@ class Run {
   std::atomic<size_t> next_{0};
   std::atomic<uint64_t> files_done_{0};
   std::atomic<uint64_t> bytes_done_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int workers_done_ = 0;  // Guarded by mu_.
 };
 
 int DefaultJobs() {
@@ -156,10 +178,9 @@ int DefaultJobs() {
 void RunWorkers(Run& run, int jobs, const SourceTree& tree, const WriterProgress& progress) {
   std::vector<std::thread> threads;
   for (int t = 0; t < jobs; ++t) threads.emplace_back([&run] { run.Work(); });
-  while (progress && run.files_done() < tree.files.size()) {
-    progress(run.files_done(), run.bytes_done(), tree.files.size(), tree.total_bytes);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  do {
+    if (progress) progress(run.files_done(), run.bytes_done(), tree.files.size(), tree.total_bytes);
+  } while (!run.WaitWorkers(jobs, std::chrono::milliseconds(100)));
   for (auto& t : threads) t.join();
   if (progress) progress(run.files_done(), run.bytes_done(), tree.files.size(), tree.total_bytes);
 }
