@@ -10,7 +10,9 @@
 namespace stitchfs::cli {
 
 int CmdBackup(int argc, char** argv);
+int CmdDiff(int argc, char** argv);
 int CmdInfo(int argc, char** argv);
+int CmdLog(int argc, char** argv);
 int CmdLs(int argc, char** argv);
 int CmdCat(int argc, char** argv);
 int CmdRestore(int argc, char** argv);

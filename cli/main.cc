@@ -20,7 +20,9 @@ constexpr Command kCommands[] = {
     {"backup", stitchfs::cli::CmdBackup,
      "backup SOURCE DEST [--base BASE] [--immutable GLOB]... [--checksum xxh3|clickhouse]\n"
      "                [--jobs N] [--files-cache] [--json]"},
+    {"diff", stitchfs::cli::CmdDiff, "diff OLD NEW [PATH] [--json]"},
     {"info", stitchfs::cli::CmdInfo, "info BACKUP [--json]"},
+    {"log", stitchfs::cli::CmdLog, "log STORE [--json]"},
     {"ls", stitchfs::cli::CmdLs, "ls BACKUP [PATH] [-l] [-R] [--json]"},
     {"cat", stitchfs::cli::CmdCat, "cat BACKUP PATH"},
     {"restore", stitchfs::cli::CmdRestore, "restore BACKUP TARGET [PATH...] [--json]"},

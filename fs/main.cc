@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "engine/error_table.h"
+#include "engine/store.h"
 #include "fs/fuse_ops.h"
 #include "fs/mount_state.h"
 #include "fs/options.h"
@@ -45,14 +46,6 @@ void RaiseFdLimit() {
     rl.rlim_cur = rl.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &rl);
   }
-}
-
-// The backup's "YYYY-MM-DD hh:mm:ss" (local time) in ns since the epoch; 0 if unparsable.
-int64_t TimestampNs(const std::string& ts) {
-  std::tm tm{};
-  if (::strptime(ts.c_str(), "%Y-%m-%d %H:%M:%S", &tm) == nullptr) return 0;
-  tm.tm_isdst = -1;
-  return int64_t{std::mktime(&tm)} * 1000000000;
 }
 
 int Fail(int code, const std::string& message) {
@@ -160,7 +153,7 @@ int main(int argc, char** argv) {
                  "stitchfs: warning: \"%s\" is both a file and a folder; showing the folder\n",
                  c.c_str());
   }
-  state.attr.default_mtime_ns = TimestampNs((*chain)->top().header().timestamp);
+  state.attr.default_mtime_ns = eng::ParseTimestamp((*chain)->top().header().timestamp);
   state.attr.uid = o.uid;
   state.attr.gid = o.gid;
   state.attr.umask = o.umask;

@@ -48,6 +48,15 @@ out=$("$STITCH" backup "$work/src" "$work/store/b2" --base "$work/store/b1" --fi
 check "files cache reads nothing for an unchanged tree" grep -q '"bytes_read":0,' <<<"$out"
 check "files cache backup verifies" "$STITCH" verify "$work/store/b2"
 
+# --- diff and log ------------------------------------------------------------------------------
+check "diff reports the append" grep -q '^+ logs/app.log (+1000 bytes)$' <<<"$("$STITCH" diff "$work/store/b0" "$work/store/b1")"
+check "diff --json" grep -q '"change":"appended","name":"logs/app.log"' <<<"$("$STITCH" diff "$work/store/b0" "$work/store/b1" --json)"
+check "diff of identical backups is empty" test -z "$("$STITCH" diff "$work/store/b1" "$work/store/b2")"
+log=$("$STITCH" log "$work/store")
+check "log lists the three backups" test "$(grep -c '^b[012] ' <<<"$log")" = 3
+check "log shows chain depth" grep -qE '^b2 +[0-9-]+ [0-9:]+ +3 ' <<<"$log"
+check "log --json" grep -q '"depth":3' <<<"$("$STITCH" log "$work/store" --json)"
+
 # --- exit codes -------------------------------------------------------------------------------
 expect_exit 13 "already exists" -- "$STITCH" backup "$work/src" "$work/store/b0"
 expect_exit 2 "--checksum" -- "$STITCH" backup "$work/src" "$work/x" --checksum md5

@@ -1,0 +1,78 @@
+// stitch diff OLD NEW [PATH] [--json]: what changed, from the manifests alone.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/json.h"
+#include "engine/backup_diff.h"
+#include "engine/error_table.h"
+
+namespace stitchfs::cli {
+namespace {
+
+// One letter per kind, like `git status --short`: A D + M R m.
+char Letter(engine::ChangeKind k) {
+  switch (k) {
+    case engine::ChangeKind::kAdded:
+      return 'A';
+    case engine::ChangeKind::kRemoved:
+      return 'D';
+    case engine::ChangeKind::kAppended:
+      return '+';
+    case engine::ChangeKind::kRewritten:
+      return 'M';
+    case engine::ChangeKind::kRenamed:
+      return 'R';
+    case engine::ChangeKind::kMetadata:
+      return 'm';
+  }
+  return '?';
+}
+
+void PrintJson(const std::vector<engine::Change>& changes) {
+  Json j;
+  j.BeginArray();
+  for (const auto& c : changes) {
+    j.BeginObject().Key("change").String(engine::ChangeKindName(c.kind)).Key("name").String(c.name);
+    if (c.kind == engine::ChangeKind::kRenamed) j.Key("old_name").String(c.old_name);
+    j.Key("old_size").Number(c.old_size).Key("new_size").Number(c.new_size);
+    if (c.kind == engine::ChangeKind::kAppended) j.Key("appended").Number(c.appended);
+    j.EndObject();
+  }
+  j.EndArray();
+  std::printf("%s\n", j.str().c_str());
+}
+
+}  // namespace
+
+int CmdDiff(int argc, char** argv) {
+  auto args = ParseArgs(argc, argv, 1, WithChainOptions({{"--json"}, {}, 2, 3}));
+  if (!args.ok()) return Fail(args.status());
+  auto options = ChainOptionsFrom(*args);
+  if (!options.ok()) return Fail(options.status());
+  options->base_override.clear();
+  auto old_chain = engine::BackupChain::Open(args->positional[0], *options);
+  if (!old_chain.ok()) return Fail(old_chain.status());
+  auto new_chain = engine::BackupChain::Open(args->positional[1], *options);
+  if (!new_chain.ok()) return Fail(new_chain.status());
+  std::string prefix = args->positional.size() > 2 ? args->positional[2] : "";
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  auto changes = engine::DiffBackups(**old_chain, **new_chain, prefix);
+  if (!changes.ok()) return Fail(changes.status());
+  if (args->Has("--json")) {
+    PrintJson(*changes);
+    return engine::kExitOk;
+  }
+  for (const auto& c : *changes) {
+    if (c.kind == engine::ChangeKind::kRenamed) {
+      std::printf("R %s -> %s\n", c.old_name.c_str(), c.name.c_str());
+    } else if (c.kind == engine::ChangeKind::kAppended) {
+      std::printf("+ %s (+%llu bytes)\n", c.name.c_str(),
+                  static_cast<unsigned long long>(c.appended));
+    } else {
+      std::printf("%c %s\n", Letter(c.kind), c.name.c_str());
+    }
+  }
+  return engine::kExitOk;
+}
+
+}  // namespace stitchfs::cli

@@ -1,0 +1,117 @@
+#include "engine/backup_diff.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace stitchfs::engine {
+namespace {
+
+using Key = std::pair<uint64_t, Checksum>;
+
+// Every (size, checksum) the chain knows to be a prefix of entry `idx` of the top backup,
+// the whole file included: the base coverage of each level, followed down the chain.
+std::set<Key> KnownPrefixes(const BackupChain& chain, size_t idx) {
+  std::set<Key> out;
+  size_t level = 0;
+  FileEntry e = chain.backup(0).manifest().entry(idx);
+  Key key{e.size, e.checksum};
+  while (key.first > 0) {
+    out.insert(key);
+    const Manifest& m = chain.backup(level).manifest();
+    auto rep = m.FindByContent(key.first, key.second);
+    if (!rep) break;
+    const FileEntry r = m.entry(*rep);
+    if (!r.uses_base() || level + 1 >= chain.depth()) break;
+    key = {r.base_size, r.base_checksum};
+    ++level;
+  }
+  return out;
+}
+
+bool Under(std::string_view name, std::string_view prefix) {
+  if (prefix.empty()) return true;
+  return name == prefix || (name.size() > prefix.size() &&
+                            name.substr(0, prefix.size()) == prefix && name[prefix.size()] == '/');
+}
+
+bool SameMeta(const FileEntry& a, const FileEntry& b) {
+  if (!a.meta || !b.meta) return a.meta.has_value() == b.meta.has_value();
+  return a.meta->mode == b.meta->mode && a.meta->uid == b.meta->uid && a.meta->gid == b.meta->gid &&
+         a.meta->mtime_ns == b.meta->mtime_ns;
+}
+
+}  // namespace
+
+const char* ChangeKindName(ChangeKind k) {
+  switch (k) {
+    case ChangeKind::kAdded:
+      return "added";
+    case ChangeKind::kRemoved:
+      return "removed";
+    case ChangeKind::kAppended:
+      return "appended";
+    case ChangeKind::kRewritten:
+      return "rewritten";
+    case ChangeKind::kRenamed:
+      return "renamed";
+    case ChangeKind::kMetadata:
+      return "metadata";
+  }
+  return "unknown";
+}
+
+StatusOr<std::vector<Change>> DiffBackups(const BackupChain& old_chain,
+                                          const BackupChain& new_chain, std::string_view prefix) {
+  const Manifest& o = old_chain.top().manifest();
+  const Manifest& n = new_chain.top().manifest();
+  if (o.header().algorithm != n.header().algorithm) {
+    return Status::InvalidArgument("the two backups use different checksum algorithms");
+  }
+  std::vector<Change> out;
+  std::map<Key, std::string> removed_by_content;  // Candidates for renames.
+  std::vector<Change> removed;
+  for (uint32_t i : o.by_name()) {
+    const FileEntry e = o.entry(i);
+    if (!Under(e.name, prefix) || n.FindByName(e.name)) continue;
+    removed.push_back({ChangeKind::kRemoved, std::string(e.name), "", e.size, 0, 0});
+    if (e.size > 0) removed_by_content.emplace(Key{e.size, e.checksum}, std::string(e.name));
+  }
+  std::set<std::string> renamed_from;
+  for (uint32_t i : n.by_name()) {
+    const FileEntry e = n.entry(i);
+    if (!Under(e.name, prefix)) continue;
+    auto old_idx = o.FindByName(e.name);
+    if (!old_idx) {
+      auto from =
+          e.size > 0 ? removed_by_content.find({e.size, e.checksum}) : removed_by_content.end();
+      if (from != removed_by_content.end() && !renamed_from.count(from->second)) {
+        renamed_from.insert(from->second);
+        out.push_back({ChangeKind::kRenamed, std::string(e.name), from->second, e.size, e.size, 0});
+      } else {
+        out.push_back({ChangeKind::kAdded, std::string(e.name), "", 0, e.size, 0});
+      }
+      continue;
+    }
+    const FileEntry old = o.entry(*old_idx);
+    Change c{ChangeKind::kMetadata, std::string(e.name), "", old.size, e.size, 0};
+    if (old.size == e.size && old.checksum == e.checksum) {
+      if (SameMeta(old, e)) continue;
+    } else if (old.size < e.size &&
+               (old.size == 0 || KnownPrefixes(new_chain, i).count({old.size, old.checksum}))) {
+      c.kind = ChangeKind::kAppended;
+      c.appended = e.size - old.size;
+    } else {
+      c.kind = ChangeKind::kRewritten;
+    }
+    out.push_back(c);
+  }
+  for (auto& r : removed) {
+    if (!renamed_from.count(r.name)) out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Change& a, const Change& b) { return a.name < b.name; });
+  return out;
+}
+
+}  // namespace stitchfs::engine
