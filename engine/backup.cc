@@ -44,4 +44,19 @@ StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
       std::move(path), std::move(dir_fd), std::move(manifest), static_cast<uint64_t>(st.st_size)));
 }
 
+StatusOr<std::shared_ptr<const Backup>> BackupCache::Open(const std::string& dir) {
+  std::error_code ec;
+  const std::string key = std::filesystem::absolute(dir, ec).lexically_normal().string();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto b = open_[key].lock()) return b;
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const Backup> b, Backup::Open(dir));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto raced = open_[key].lock()) return raced;
+  open_[key] = b;
+  std::erase_if(open_, [](const auto& kv) { return kv.second.expired(); });
+  return b;
+}
+
 }  // namespace stitchfs::engine

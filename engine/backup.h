@@ -2,7 +2,9 @@
 // opened beneath.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "engine/manifest.h"
@@ -36,6 +38,18 @@ class Backup {
   UniqueFd dir_fd_;
   std::unique_ptr<const Manifest> manifest_;
   uint64_t manifest_bytes_;
+};
+
+// Opened backups shared by many chains (a store mount: a base opened once serves every backup
+// above it). Entries live as long as some chain holds them. Thread-safe.
+class BackupCache {
+ public:
+  // The cached backup at `dir` (same absolute path), or Backup::Open(dir).
+  StatusOr<std::shared_ptr<const Backup>> Open(const std::string& dir);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::weak_ptr<const Backup>> open_;
 };
 
 }  // namespace stitchfs::engine

@@ -44,7 +44,7 @@ StatusOr<std::shared_ptr<const Backup>> OpenBase(const Backup& child, size_t lev
     if (!resolved.ok()) return resolved.status().WithPrefix(child.Prefix());
     dir = *resolved;
   }
-  auto base = Backup::Open(dir);
+  auto base = o.backups ? o.backups->Open(dir) : Backup::Open(dir);
   if (!base.ok() && base.status().code() == ErrorCode::kBackupNotFound) {
     return Status::NoBaseBackup(child.Prefix() + "base backup " + child.header().base_backup +
                                 " cannot be opened: " + base.status().message());
@@ -57,7 +57,7 @@ StatusOr<std::shared_ptr<const Backup>> OpenBase(const Backup& child, size_t lev
 StatusOr<std::shared_ptr<const BackupChain>> BackupChain::Open(const std::string& dir,
                                                                const ChainOptions& options) {
   std::vector<std::shared_ptr<const Backup>> chain;
-  ASSIGN_OR_RETURN(auto top, Backup::Open(dir));
+  ASSIGN_OR_RETURN(auto top, options.backups ? options.backups->Open(dir) : Backup::Open(dir));
   chain.push_back(std::move(top));
   std::set<std::string> seen_uuids{chain.back()->header().uuid};
   for (;;) {
@@ -81,8 +81,12 @@ StatusOr<std::shared_ptr<const BackupChain>> BackupChain::Open(const std::string
     }
     chain.push_back(std::move(base));
   }
-  const size_t fds = options.max_open_files ? options.max_open_files : DefaultFdCapacity();
-  std::shared_ptr<const BackupChain> result(new BackupChain(std::move(chain), fds));
+  auto fds = options.fd_cache;
+  if (!fds) {
+    fds = std::make_shared<FdCache>(options.max_open_files ? options.max_open_files
+                                                           : DefaultFdCapacity());
+  }
+  std::shared_ptr<const BackupChain> result(new BackupChain(std::move(chain), std::move(fds)));
   for (size_t level = 0; level + 1 < result->depth(); ++level) {
     RETURN_IF_ERROR(result->CheckBaseEntries(level));
   }

@@ -20,6 +20,8 @@ struct ChainOptions {
   std::string base_override;                 // --base DIR: the top backup's base, if set.
   size_t max_depth = 100000;                 // Longest chain accepted.
   size_t max_open_files = 0;                 // Data files kept open; 0 = DefaultFdCapacity().
+  std::shared_ptr<BackupCache> backups;      // Share opened backups between chains (optional).
+  std::shared_ptr<FdCache> fd_cache;         // Share open data files between chains (optional).
 };
 
 // A run of `length` bytes from the start of the data file of entry `entry` of backup `level`.
@@ -60,8 +62,8 @@ class BackupChain {
   const FdCache& fd_cache() const { return *fd_cache_; }
 
  private:
-  BackupChain(std::vector<std::shared_ptr<const Backup>> b, size_t max_open_files)
-      : backups_(std::move(b)), fd_cache_(std::make_shared<FdCache>(max_open_files)) {}
+  BackupChain(std::vector<std::shared_ptr<const Backup>> b, std::shared_ptr<FdCache> fds)
+      : backups_(std::move(b)), fd_cache_(std::move(fds)) {}
   Status CheckBaseEntries(size_t level) const;
 
   std::vector<std::shared_ptr<const Backup>> backups_;

@@ -23,8 +23,8 @@ constexpr size_t kMaxLeafBytes = 1 << 16;
 // and the parser is stopped.
 class SaxState {
  public:
-  SaxState(XML_Parser parser, const std::string& backup_name, uint64_t size_hint)
-      : parser_(parser), fields_(backup_name) {
+  SaxState(XML_Parser parser, const std::string& backup_name, uint64_t size_hint, bool header_only)
+      : parser_(parser), fields_(backup_name), header_only_(header_only) {
     // Smallest possible <file> element is ~38 bytes; reserving only takes address space.
     fields_.builder().Reserve(static_cast<size_t>(size_hint / 38));
   }
@@ -82,6 +82,7 @@ class SaxState {
     return Status::OK();
   }
   const Status& status() const { return status_; }
+  bool header_done() const { return header_done_; }
   ManifestFields& fields() { return fields_; }
   std::string Where() const {
     return fields_.BackupPrefix() + ".backup line " +
@@ -94,6 +95,10 @@ class SaxState {
     if (seen_contents_) return Fail(Status::BackupDamaged("second <contents> in the manifest"));
     seen_contents_ = in_contents_ = true;
     Check(fields_.ApplyHeader());
+    if (header_only_ && status_.ok()) {
+      header_done_ = true;
+      XML_StopParser(parser_, XML_FALSE);
+    }
   }
   // stitchfs's directory and symlink leaves, after </contents> (where ClickHouse ignores them).
   void BeginNode(std::string_view tag, const char* name) {
@@ -115,6 +120,8 @@ class SaxState {
 
   XML_Parser parser_;
   ManifestFields fields_;
+  const bool header_only_;
+  bool header_done_ = false;
   Status status_;
   int depth_ = 0;
   int skip_from_ = 0;  // Depth of an ignored element being skipped, 0 when none.
@@ -156,8 +163,8 @@ void OnDoctype(void* d, const XML_Char*, const XML_Char*, const XML_Char*, int) 
 
 class Parser {
  public:
-  Parser(const std::string& backup_name, uint64_t size_hint)
-      : xml_(XML_ParserCreate("UTF-8")), state_(xml_.get(), backup_name, size_hint) {
+  Parser(const std::string& backup_name, uint64_t size_hint, bool header_only = false)
+      : xml_(XML_ParserCreate("UTF-8")), state_(xml_.get(), backup_name, size_hint, header_only) {
     XML_SetUserData(xml_.get(), &state_);
     XML_SetElementHandler(xml_.get(), OnStart, OnEnd);
     XML_SetCharacterDataHandler(xml_.get(), OnText);
@@ -166,11 +173,19 @@ class Parser {
 
   // Feeds a chunk; `final` on the last one.
   Status Feed(const char* data, size_t len, bool final) {
+    if (state_.header_done()) return Status::OK();
     if (XML_Parse(xml_.get(), data, static_cast<int>(len), final) == XML_STATUS_ERROR) {
+      if (state_.header_done()) return Status::OK();
       if (!state_.status().ok()) return state_.status();
       return Status::BackupDamaged(state_.Where() + XML_ErrorString(XML_GetErrorCode(xml_.get())));
     }
     return Status::OK();
+  }
+
+  bool header_done() const { return state_.header_done(); }
+  StatusOr<ManifestHeader> FinishHeader() {
+    RETURN_IF_ERROR(state_.Finish());
+    return state_.fields().builder().header();
   }
 
   StatusOr<std::unique_ptr<const Manifest>> Finish() {
@@ -198,6 +213,19 @@ StatusOr<std::unique_ptr<const Manifest>> ReadManifestFd(int fd, const std::stri
     if (n == 0) break;
   }
   return parser.Finish();
+}
+
+StatusOr<ManifestHeader> ReadManifestHeaderFd(int fd, const std::string& backup_name) {
+  Parser parser(backup_name, 0, /*header_only=*/true);
+  char buf[8192];
+  while (!parser.header_done()) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::IOError("Backup " + backup_name + ": read .backup", errno);
+    RETURN_IF_ERROR(parser.Feed(buf, static_cast<size_t>(n), n == 0));
+    if (n == 0) break;
+  }
+  return parser.FinishHeader();
 }
 
 StatusOr<std::unique_ptr<const Manifest>> ParseManifest(std::string_view xml,

@@ -20,6 +20,10 @@ namespace stitchfs::engine {
 StatusOr<std::unique_ptr<const Manifest>> ReadManifestFd(int fd, const std::string& backup_name,
                                                          uint64_t size_hint = 0);
 
+// Reads only the header (everything before <contents>): what listing a store of many backups
+// needs. The same header errors as ReadManifestFd; entries are not looked at.
+StatusOr<ManifestHeader> ReadManifestHeaderFd(int fd, const std::string& backup_name);
+
 // The same over an in-memory document.
 StatusOr<std::unique_ptr<const Manifest>> ParseManifest(std::string_view xml,
                                                         const std::string& backup_name);

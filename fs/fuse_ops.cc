@@ -10,13 +10,12 @@
 #include <vector>
 
 #include "engine/error_table.h"
-#include "fs/mount_state.h"
-#include "fs/xattrs.h"
+#include "fs/namespace.h"
 
 namespace stitchfs::fs {
 
-void LogError(const MountState& s, const std::string& line) {
-  if (s.foreground) {
+void LogError(const MountContext& c, const std::string& line) {
+  if (c.foreground) {
     std::fprintf(stderr, "stitchfs: %s\n", line.c_str());
   } else {
     ::syslog(LOG_ERR, "%s", line.c_str());
@@ -25,7 +24,8 @@ void LogError(const MountState& s, const std::string& line) {
 
 namespace {
 
-MountState& State(fuse_req_t req) { return *static_cast<MountState*>(fuse_req_userdata(req)); }
+MountContext& Ctx(fuse_req_t req) { return *static_cast<MountContext*>(fuse_req_userdata(req)); }
+const Namespace& Ns(fuse_req_t req) { return *Ctx(req).ns; }
 
 // An open file: the shared, immutable reader. Created by OnOpen, deleted by OnRelease.
 struct OpenFile {
@@ -40,7 +40,7 @@ void Guard(fuse_req_t req, Fn fn) {
   } catch (const std::bad_alloc&) {
     fuse_reply_err(req, ENOMEM);
   } catch (...) {
-    LogError(State(req), "internal error: unexpected exception");
+    LogError(Ctx(req), "internal error: unexpected exception");
     fuse_reply_err(req, EIO);
   }
 }
@@ -48,22 +48,31 @@ void Guard(fuse_req_t req, Fn fn) {
 // Replies with the errno of `s`, logging it when it is an EIO.
 void ReplyError(fuse_req_t req, const engine::Status& s) {
   const int err = engine::ErrnoFor(s);
-  if (err == EIO) LogError(State(req), s.ToString());
+  if (err == EIO) LogError(Ctx(req), s.ToString());
   fuse_reply_err(req, err);
 }
 
-fuse_entry_param Entry(const MountState& s, uint32_t ino) {
+// The entry for `ino` (0: a negative entry, cached like a positive one) found in `parent`.
+fuse_entry_param Entry(const Namespace& ns, uint64_t parent, uint64_t ino) {
   fuse_entry_param e = {};
-  e.ino = ino;  // 0: a negative entry, cached like a positive one.
-  if (ino != 0) e.attr = s.table.Stat(ino, s.attr);
-  e.attr_timeout = s.timeout;
-  e.entry_timeout = s.timeout;
+  e.entry_timeout = ns.Timeout(parent);
+  if (ino != 0) {
+    if (auto st = ns.Attr(ino)) {
+      e.ino = ino;
+      e.attr = *st;
+      e.attr_timeout = ns.Timeout(ino);
+    }
+  }
   return e;
 }
 
+bool IsDir(const Namespace& ns, uint64_t ino) {
+  auto st = ns.Attr(ino);
+  return st && S_ISDIR(st->st_mode);
+}
+
 // Every readdir is a readdirplus: the entries' attributes come with the listing, so walking a
-// tree (find, ls -lR, du) needs no LOOKUP per sub-folder. Cheap here: attributes are in memory.
-// Folders need no open (see ops.opendir).
+// tree (find, ls -lR, du) needs no LOOKUP per sub-folder. Folders need no open (ops.opendir).
 void OnInit(void*, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
   conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
@@ -73,9 +82,10 @@ void OnInit(void*, fuse_conn_info* conn) {
 // Replies: entry | err
 void OnLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Guard(req, [&] {
-    const MountState& s = State(req);
-    if (s.table.Get(parent) == nullptr) return (void)fuse_reply_err(req, ENOENT);
-    fuse_entry_param e = Entry(s, s.table.Lookup(parent, name));
+    const Namespace& ns = Ns(req);
+    if (!IsDir(ns, parent)) return (void)fuse_reply_err(req, ENOTDIR);
+    if (auto s = ns.CheckDir(parent); !s.ok()) return ReplyError(req, s);
+    fuse_entry_param e = Entry(ns, parent, ns.Lookup(parent, name));
     fuse_reply_entry(req, &e);
   });
 }
@@ -83,43 +93,43 @@ void OnLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 // Replies: attr | err
 void OnGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   Guard(req, [&] {
-    const MountState& s = State(req);
-    if (s.table.Get(ino) == nullptr) return (void)fuse_reply_err(req, ENOENT);
-    struct stat st = s.table.Stat(ino, s.attr);
-    fuse_reply_attr(req, &st, s.timeout);
+    const Namespace& ns = Ns(req);
+    auto st = ns.Attr(ino);
+    if (!st) return (void)fuse_reply_err(req, ENOENT);
+    fuse_reply_attr(req, &*st, ns.Timeout(ino));
   });
 }
 
 // Replies: readlink | err
 void OnReadlink(fuse_req_t req, fuse_ino_t ino) {
   Guard(req, [&] {
-    const MountState& s = State(req);
-    const Inode* n = s.table.Get(ino);
-    if (n == nullptr || n->type != InodeType::kSymlink) return (void)fuse_reply_err(req, EINVAL);
-    fuse_reply_readlink(req, std::string(s.chain->top().manifest().node(n->ref).target).c_str());
+    auto target = Ns(req).Readlink(ino);
+    if (!target.ok()) return (void)fuse_reply_err(req, EINVAL);
+    fuse_reply_readlink(req, target->c_str());
   });
 }
 
-// Fills a readdir(plus) buffer from offset `off`: 0 ".", 1 "..", then child k at k + 2.
+// Fills a readdir(plus) buffer from entry `off` on (see Namespace::DirEntry).
 void ReplyDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
-  const MountState& s = State(req);
-  const Inode* dir = s.table.Get(ino);
-  if (dir == nullptr || dir->type != InodeType::kDir) return (void)fuse_reply_err(req, ENOTDIR);
-  auto kids = s.table.Children(*dir);
+  const Namespace& ns = Ns(req);
+  if (!IsDir(ns, ino)) return (void)fuse_reply_err(req, ENOTDIR);
+  if (auto s = ns.CheckDir(ino); !s.ok()) return ReplyError(req, s);
   std::vector<char> buf(size);
   size_t used = 0;
-  for (off_t i = off; i < static_cast<off_t>(kids.size()) + 2; ++i) {
-    const uint32_t child = i == 0   ? static_cast<uint32_t>(ino)
-                           : i == 1 ? dir->parent
-                                    : kids[i - 2].ino;
-    const std::string name = i == 0 ? "." : i == 1 ? ".." : std::string(kids[i - 2].Name());
+  std::string name;
+  uint64_t child = 0;
+  for (size_t i = static_cast<size_t>(off); ns.DirEntry(ino, i, &name, &child); ++i) {
     size_t n;
+    const off_t next = static_cast<off_t>(i + 1);
     if (plus) {
-      fuse_entry_param e = Entry(s, child);
-      n = fuse_add_direntry_plus(req, buf.data() + used, size - used, name.c_str(), &e, i + 1);
+      fuse_entry_param e = Entry(ns, ino, i < 2 ? 0 : child);
+      if (i < 2) e.attr.st_ino = child, e.attr.st_mode = S_IFDIR;  // "." and "..": no lookup
+      n = fuse_add_direntry_plus(req, buf.data() + used, size - used, name.c_str(), &e, next);
     } else {
-      struct stat st = s.table.Stat(child, s.attr);
-      n = fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st, i + 1);
+      struct stat st = {};
+      st.st_ino = child;
+      st.st_mode = ns.Attr(child).value_or(st).st_mode;
+      n = fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st, next);
     }
     if (n > size - used) break;
     used += n;
@@ -138,14 +148,14 @@ void OnReaddirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_
 // Replies: open | err
 void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, [&] {
-    const MountState& s = State(req);
-    const Inode* n = s.table.Get(ino);
-    if (n == nullptr) return (void)fuse_reply_err(req, ENOENT);
-    if (n->type == InodeType::kDir) return (void)fuse_reply_err(req, EISDIR);
+    const Namespace& ns = Ns(req);
+    auto st = ns.Attr(ino);
+    if (!st) return (void)fuse_reply_err(req, ENOENT);
+    if (S_ISDIR(st->st_mode)) return (void)fuse_reply_err(req, EISDIR);
     if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
       return (void)fuse_reply_err(req, EROFS);
     }
-    auto reader = s.chain->OpenEntry(n->ref);
+    auto reader = ns.Open(ino);
     if (!reader.ok()) return ReplyError(req, reader.status());
     fi->fh = reinterpret_cast<uint64_t>(new OpenFile{*reader});
     fi->keep_cache = 1;  // Content never changes: keep the page cache across opens.
@@ -174,11 +184,11 @@ void OnRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 // Replies: statfs | err
 void OnStatfs(fuse_req_t req, fuse_ino_t) {
   Guard(req, [&] {
-    const MountState& s = State(req);
+    const Namespace& ns = Ns(req);
     struct statvfs sv = {};
     sv.f_bsize = sv.f_frsize = 4096;
-    sv.f_blocks = (s.total_size + 4095) / 4096;
-    sv.f_files = s.table.size();
+    sv.f_blocks = (ns.TotalBytes() + 4095) / 4096;
+    sv.f_files = ns.NumInodes();
     sv.f_namemax = 255;
     sv.f_flag = ST_RDONLY;
     fuse_reply_statfs(req, &sv);
@@ -195,7 +205,7 @@ void ReplyXattr(fuse_req_t req, const std::string& value, size_t size) {
 // Replies: buf | data | xattr | err
 void OnGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   Guard(req, [&] {
-    auto v = XattrValue(State(req), ino, name);
+    auto v = Ns(req).Xattr(ino, name);
     if (!v) return (void)fuse_reply_err(req, ENODATA);
     ReplyXattr(req, *v, size);
   });
@@ -205,7 +215,7 @@ void OnGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
 void OnListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   Guard(req, [&] {
     std::string all;
-    for (const auto& n : XattrNames(State(req), ino)) all.append(n).push_back('\0');
+    for (const auto& n : Ns(req).XattrNames(ino)) all.append(n).push_back('\0');
     ReplyXattr(req, all, size);
   });
 }

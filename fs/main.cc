@@ -14,9 +14,10 @@
 
 #include "engine/error_table.h"
 #include "engine/store.h"
+#include "fs/backup_view.h"
 #include "fs/fuse_ops.h"
-#include "fs/mount_state.h"
 #include "fs/options.h"
+#include "fs/store_view.h"
 
 namespace sfs = stitchfs::fs;
 namespace eng = stitchfs::engine;
@@ -91,7 +92,7 @@ int Serve(fuse_session* se, const sfs::Options& o) {
   return fuse_session_loop_mt(se, cfg.get());
 }
 
-int Mount(sfs::MountState& state, const sfs::Options& o, const char* argv0) {
+int Mount(sfs::MountContext& state, const sfs::Options& o, const char* argv0) {
   const std::string opts = sfs::FuseMountOptions(o);
   std::vector<const char*> argv = {argv0, "-o", opts.c_str()};
   if (o.debug) argv.push_back("-d");
@@ -144,22 +145,40 @@ int main(int argc, char** argv) {
   }
   o.mountpoint = real;  // Absolute: the daemon changes folder, and unmount needs the real path.
   std::free(real);
-  auto chain = eng::BackupChain::Open(o.backup, o.chain);
-  if (!chain.ok()) return Fail(eng::ExitCodeFor(chain.status()), chain.status().ToString());
-  std::vector<std::string> conflicts;
-  sfs::MountState state{*chain, sfs::InodeTable::Build((*chain)->top().manifest(), &conflicts)};
-  for (const auto& c : conflicts) {
-    std::fprintf(stderr,
-                 "stitchfs: warning: \"%s\" is both a file and a folder; showing the folder\n",
-                 c.c_str());
+  if (char* real_backup = ::realpath(o.backup.c_str(), nullptr)) {
+    o.backup = real_backup;  // The daemon changes folder; a store is read after that.
+    std::free(real_backup);
   }
-  state.attr.default_mtime_ns = eng::ParseTimestamp((*chain)->top().header().timestamp);
-  state.attr.uid = o.uid;
-  state.attr.gid = o.gid;
-  state.attr.umask = o.umask;
+  sfs::MountContext state;
   state.foreground = o.foreground;
-  const eng::Manifest& m = (*chain)->top().manifest();
-  for (size_t i = 0; i < m.num_entries(); ++i) state.total_size += m.entry(i).size;
+  sfs::AttrOptions attr;
+  attr.uid = o.uid;
+  attr.gid = o.gid;
+  attr.umask = o.umask;
+  if (eng::IsBackupFolder(o.backup)) {
+    auto chain = eng::BackupChain::Open(o.backup, o.chain);
+    if (!chain.ok()) return Fail(eng::ExitCodeFor(chain.status()), chain.status().ToString());
+    attr.default_mtime_ns = eng::ParseTimestamp((*chain)->top().header().timestamp);
+    auto view = std::make_unique<sfs::BackupView>(*chain, attr);
+    for (const auto& c : view->conflicts()) {
+      std::fprintf(stderr,
+                   "stitchfs: warning: \"%s\" is both a file and a folder; showing the folder\n",
+                   c.c_str());
+    }
+    state.ns = std::move(view);
+  } else {
+    struct stat sst;
+    if (::stat(o.backup.c_str(), &sst) != 0 || !S_ISDIR(sst.st_mode)) {
+      return Fail(eng::kExitNotFound,
+                  "BACKUP_NOT_FOUND: " + o.backup + " is neither a backup nor a store of backups");
+    }
+    sfs::StoreOptions so;
+    so.chain = o.chain;
+    so.attr = attr;
+    sfs::MountContext* ctx = &state;
+    state.ns = std::make_unique<sfs::StoreView>(
+        o.backup, so, [ctx](const std::string& line) { sfs::LogError(*ctx, line); });
+  }
   try {
     return Mount(state, o, argv[0]);
   } catch (const std::bad_alloc&) {

@@ -1,5 +1,7 @@
 #include "fs/xattrs.h"
 
+#include "fs/backup_view.h"
+
 namespace stitchfs::fs {
 namespace {
 
@@ -15,14 +17,14 @@ std::string Quote(std::string_view v) {
 }
 
 // JSON: [{"backup": path, "level": n, "from": first byte, "to": end byte}, ...] in file order.
-std::string Sources(const MountState& s, uint32_t entry) {
-  auto extents = s.chain->Resolve(0, entry);
+std::string Sources(const BackupView& s, uint32_t entry) {
+  auto extents = s.chain().Resolve(0, entry);
   if (!extents.ok()) return "{\"error\":" + Quote(extents.status().ToString()) + "}";
   std::string out = "[";
   uint64_t pos = 0;
   for (const auto& x : *extents) {
     if (out.size() > 1) out += ",";
-    out += "{\"backup\":" + Quote(s.chain->backup(x.level).path()) +
+    out += "{\"backup\":" + Quote(s.chain().backup(x.level).path()) +
            ",\"level\":" + std::to_string(x.level) + ",\"from\":" + std::to_string(pos) +
            ",\"to\":" + std::to_string(pos + x.length) + "}";
     pos += x.length;
@@ -30,15 +32,15 @@ std::string Sources(const MountState& s, uint32_t entry) {
   return out + "]";
 }
 
-std::string RootValue(const MountState& s, const std::string& key) {
-  const auto& h = s.chain->top().header();
+std::string RootValue(const BackupView& s, const std::string& key) {
+  const auto& h = s.chain().top().header();
   if (key == "uuid") return h.uuid;
   if (key == "timestamp") return h.timestamp;
   if (key == "algorithm") return engine::ChecksumAlgorithmName(h.algorithm);
   if (key == "chain") {  // JSON, the top backup first.
     std::string out = "[";
-    for (size_t i = 0; i < s.chain->depth(); ++i) {
-      const auto& b = s.chain->backup(i);
+    for (size_t i = 0; i < s.chain().depth(); ++i) {
+      const auto& b = s.chain().backup(i);
       if (i > 0) out += ",";
       out += "{\"level\":" + std::to_string(i) + ",\"uuid\":" + Quote(b.header().uuid) +
              ",\"timestamp\":" + Quote(b.header().timestamp) + ",\"backup\":" + Quote(b.path()) +
@@ -66,8 +68,8 @@ const std::vector<std::string>& RootKeys() {
 
 }  // namespace
 
-std::vector<std::string> XattrNames(const MountState& s, uint64_t ino) {
-  const Inode* n = s.table.Get(ino);
+std::vector<std::string> XattrNames(const BackupView& s, uint64_t ino) {
+  const Inode* n = s.table().Get(ino);
   std::vector<std::string> out;
   const auto* keys = ino == InodeTable::kRoot           ? &RootKeys()
                      : n && n->type == InodeType::kFile ? &FileKeys()
@@ -78,10 +80,10 @@ std::vector<std::string> XattrNames(const MountState& s, uint64_t ino) {
   return out;
 }
 
-std::optional<std::string> XattrValue(const MountState& s, uint64_t ino, const std::string& name) {
+std::optional<std::string> XattrValue(const BackupView& s, uint64_t ino, const std::string& name) {
   if (name.rfind(kPrefix, 0) != 0) return std::nullopt;
   const std::string key = name.substr(std::string(kPrefix).size());
-  const Inode* n = s.table.Get(ino);
+  const Inode* n = s.table().Get(ino);
   if (n == nullptr) return std::nullopt;
   if (ino == InodeTable::kRoot) {
     for (const auto& k : RootKeys()) {
@@ -90,13 +92,13 @@ std::optional<std::string> XattrValue(const MountState& s, uint64_t ino, const s
     return std::nullopt;
   }
   if (n->type != InodeType::kFile) return std::nullopt;
-  const engine::FileEntry e = s.chain->top().manifest().entry(n->ref);
+  const engine::FileEntry e = s.chain().top().manifest().entry(n->ref);
   if (key == "source") return Sources(s, n->ref);
   if (key == "checksum") return e.size ? e.checksum.ToHex() : "";
-  if (key == "algorithm") return engine::ChecksumAlgorithmName(s.chain->top().header().algorithm);
+  if (key == "algorithm") return engine::ChecksumAlgorithmName(s.chain().top().header().algorithm);
   if (key == "base_size") return std::to_string(e.base_size);
   if (key == "stored_size") return std::to_string(e.has_data_file() ? e.stored_size() : 0);
-  if (key == "backup") return s.chain->top().path();
+  if (key == "backup") return s.chain().top().path();
   return std::nullopt;
 }
 

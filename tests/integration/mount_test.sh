@@ -194,5 +194,35 @@ if [ ! -e /sbin/mount.fuse.stitchfs ] && [ -w /sbin ]; then
   umount "$work/h2"
 fi
 
+# --- a whole store: every backup, latest, at/, by-uuid/, changes without a remount -------------
+ST=$work/store
+mnt "$ST" "$work/sm"
+check "store lists every backup" test "$(ls "$work/sm" | tr '\n' ' ')" = "at by-uuid g0 g1 g2 latest "
+check "latest is the newest" test "$(readlink "$work/sm/latest")" = g2
+check "a day's folder equals its source" diff -r --no-dereference "$work/sm/g2" "$S"
+g0time=$("$STITCH" info "$ST/g0" --json | grep -o '"timestamp":"[^"]*"' | head -1 | cut -d'"' -f4 | tr ' ' 'T')
+check "at/<exact time> resolves" test -n "$(readlink "$work/sm/at/$g0time")"
+check "at/<year 2099> is the newest" test "$(readlink "$work/sm/at/2099")" = ../g2
+check "at/<before any backup> does not exist" test ! -e "$work/sm/at/1999-01-01"
+uuid1=$("$STITCH" info "$ST/g1" --json | grep -o '"uuid":"[^"]*"' | head -1 | cut -d'"' -f4)
+check "by-uuid resolves" test "$(readlink "$work/sm/by-uuid/$uuid1")" = ../g1
+check "files read through a store path" cmp "$work/sm/latest/logs/big.log" "$S/logs/big.log"
+head -c 1000 /dev/urandom >> "$S/logs/big.log"
+"$STITCH" backup "$S" "$ST/g3" --base "$ST/g2" >/dev/null 2>&1
+mkdir -p "$ST/unfinished" && echo x > "$ST/unfinished/.lock"
+wait_for() { for _ in $(seq 100); do "$@" && return 0; sleep 0.05; done; return 1; }
+check "a new backup appears without a remount" wait_for test -d "$work/sm/g3/logs"
+check "latest moves to it" wait_for test "$(readlink "$work/sm/latest")" = g3
+check "an unfinished backup never appears" test ! -e "$work/sm/unfinished"
+cp -r "$ST/g0" "$work/g0-damaged"
+printf '<config>' > "$work/g0-damaged/.backup"
+mv "$work/g0-damaged" "$ST/broken"
+out=$(wait_for test -e "$work/sm/broken"; ls "$work/sm/broken" 2>&1)
+check "a damaged backup shows as unreadable (EIO)" grep -q "Input/output error" <<<"$out"
+check "the others still read" cmp "$work/sm/g3/logs/big.log" "$S/logs/big.log"
+rm -rf "$ST/broken"
+check "a removed backup disappears" wait_for test ! -e "$work/sm/broken"
+umnt "$work/sm"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,0 +1,51 @@
+// BackupView: one backup (and its chain) as a Namespace, over its immutable InodeTable.
+#pragma once
+
+#include <mutex>
+
+#include "engine/backup_chain.h"
+#include "engine/backup_stats.h"
+#include "fs/inode_table.h"
+#include "fs/namespace.h"
+
+namespace stitchfs::fs {
+
+// Thread-safe: immutable after construction, except the figures computed on first use.
+class BackupView final : public Namespace {
+ public:
+  // `parent_ino` is what ".." of the root reports (the root itself for a single mount).
+  BackupView(std::shared_ptr<const engine::BackupChain> chain, AttrOptions attr,
+             uint64_t parent_ino = InodeTable::kRoot);
+
+  std::optional<struct stat> Attr(uint64_t ino) const override;
+  uint64_t Lookup(uint64_t parent, std::string_view name) const override;
+  double Timeout(uint64_t) const override { return kForever; }
+  bool DirEntry(uint64_t ino, size_t index, std::string* name, uint64_t* child) const override;
+  engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> Open(
+      uint64_t ino) const override;
+  engine::StatusOr<std::string> Readlink(uint64_t ino) const override;
+  std::vector<std::string> XattrNames(uint64_t ino) const override;
+  std::optional<std::string> Xattr(uint64_t ino, const std::string& name) const override;
+  uint64_t TotalBytes() const override { return total_size_; }
+  uint64_t NumInodes() const override { return table_.size(); }
+
+  const engine::BackupChain& chain() const { return *chain_; }
+  const InodeTable& table() const { return table_; }
+  const std::vector<std::string>& conflicts() const { return conflicts_; }
+  // system.backups-style figures, computed on first request (resolving every entry).
+  const engine::BackupStats& Stats() const;
+
+  static constexpr double kForever = 365.0 * 24 * 3600;  // Backup content never changes.
+
+ private:
+  std::shared_ptr<const engine::BackupChain> chain_;
+  std::vector<std::string> conflicts_;
+  InodeTable table_;
+  AttrOptions attr_;
+  uint64_t parent_ino_;
+  uint64_t total_size_ = 0;
+  mutable std::once_flag stats_once_;
+  mutable engine::BackupStats stats_;
+};
+
+}  // namespace stitchfs::fs

@@ -1,0 +1,379 @@
+#include "fs/store_view.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+#include "engine/manifest_reader.h"
+#include "engine/store.h"
+
+namespace stitchfs::fs {
+namespace {
+
+constexpr double kStoreTimeout = 1.0;  // Seconds: new backups show up within this.
+constexpr uint64_t kFirstLinkIno = 16;
+constexpr uint64_t kLocalMask = (uint64_t{1} << StoreView::kSlotShift) - 1;
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// "2026-11-02", "2026-11-02T13", "2026-11-02T13:00", "2026-11-02 13:00:05": the last
+// nanosecond of the period named, local time; nullopt if not a time.
+std::optional<int64_t> PeriodEnd(std::string_view text) {
+  std::string t(text);
+  std::replace(t.begin(), t.end(), 'T', ' ');
+  static const char* const kFormats[] = {"%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H",
+                                         "%Y-%m-%d",          "%Y-%m",          "%Y"};
+  static const int64_t kLength[] = {1, 60, 3600, 86400, 0, 0};
+  for (int f = 0; f < 6; ++f) {
+    std::tm tm{};
+    tm.tm_mday = 1;
+    const char* end = ::strptime(t.c_str(), kFormats[f], &tm);
+    if (end == nullptr || *end != '\0') continue;
+    tm.tm_isdst = -1;
+    std::tm next = tm;
+    if (f == 4) next.tm_mon += 1;
+    if (f == 5) next.tm_year += 1;
+    const int64_t start = std::mktime(&tm);
+    const int64_t stop = f >= 4 ? std::mktime(&next) : start + kLength[f];
+    return stop * 1000000000 - 1;
+  }
+  return std::nullopt;
+}
+
+std::string IsoTime(const std::string& ts) {
+  std::string t = ts;
+  std::replace(t.begin(), t.end(), ' ', 'T');
+  return t;
+}
+
+}  // namespace
+
+StoreView::StoreView(std::string store, StoreOptions options,
+                     std::function<void(const std::string&)> log)
+    : store_(std::move(store)),
+      options_(std::move(options)),
+      log_(std::move(log)),
+      mount_time_ns_(NowNs()),
+      change_ns_(mount_time_ns_) {
+  if (!options_.chain.backups) options_.chain.backups = std::make_shared<engine::BackupCache>();
+  if (!options_.chain.fd_cache) {
+    options_.chain.fd_cache = std::make_shared<engine::FdCache>(engine::DefaultFdCapacity());
+  }
+  Rescan(true);
+}
+
+void StoreView::Rescan(bool force) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now = NowNs();
+  if (!force && now - last_scan_ns_ < static_cast<int64_t>(kStoreTimeout * 1e9)) return;
+  last_scan_ns_ = now;
+  std::error_code ec;
+  std::map<std::string, bool> seen;
+  for (const auto& d : std::filesystem::directory_iterator(store_, ec)) {
+    const std::string path = d.path().string();
+    if (!d.is_directory(ec) || !engine::IsBackupFolder(path)) continue;
+    const std::string name = d.path().filename().string();
+    seen[name] = true;
+    if (auto it = slot_by_name_.find(name); it != slot_by_name_.end()) {
+      if (!slots_[it->second - 1].present) change_ns_ = now;
+      slots_[it->second - 1].present = true;
+      continue;
+    }
+    Slot s;
+    s.name = name;
+    s.path = path;
+    int fd = ::open((path + "/.backup").c_str(), O_RDONLY | O_CLOEXEC);
+    auto header = fd >= 0 ? engine::ReadManifestHeaderFd(fd, path)
+                          : engine::StatusOr<engine::ManifestHeader>(
+                                engine::Status::BackupNotFound("Backup " + path + " not found"));
+    if (fd >= 0) ::close(fd);
+    if (header.ok()) {
+      s.uuid = header->uuid;
+      s.timestamp = header->timestamp;
+      s.time_ns = engine::ParseTimestamp(header->timestamp);
+    } else {
+      s.error = header.status();
+    }
+    slots_.push_back(std::move(s));
+    slot_by_name_[name] = slots_.size();
+    change_ns_ = now;
+  }
+  for (auto& s : slots_) {
+    if (!seen.count(s.name) && s.present) {
+      s.present = false;
+      s.view.reset();
+      change_ns_ = now;
+    }
+  }
+}
+
+std::shared_ptr<const BackupView> StoreView::View(uint64_t k) const {
+  std::string path;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (k == 0 || k > slots_.size()) return nullptr;
+    Slot& s = slots_[k - 1];
+    if (s.view) {
+      s.last_use = ++clock_;
+      return s.view;
+    }
+    if (!s.present) return nullptr;
+    path = s.path;
+  }
+  auto chain = engine::BackupChain::Open(path, options_.chain);  // Outside the lock: slow.
+  std::lock_guard<std::mutex> lock(mu_);
+  Slot& s = slots_[k - 1];
+  if (!chain.ok()) {
+    s.error = chain.status();
+    log_(chain.status().ToString());
+    return nullptr;
+  }
+  if (!s.view) {
+    AttrOptions attr = options_.attr;
+    attr.default_mtime_ns = s.time_ns;
+    s.view = std::make_shared<BackupView>(*chain, attr, 0);
+  }
+  s.last_use = ++clock_;
+  Evict();
+  return s.view;
+}
+
+void StoreView::Evict() const {
+  size_t open = 0;
+  for (const auto& s : slots_) open += s.view != nullptr;
+  while (open > options_.max_open_backups) {
+    Slot* victim = nullptr;
+    for (auto& s : slots_) {
+      if (s.view && s.view.use_count() == 1 && (!victim || s.last_use < victim->last_use))
+        victim = &s;
+    }
+    if (!victim) return;  // Everything is in use right now.
+    victim->view.reset();
+    --open;
+  }
+}
+
+uint64_t StoreView::LinkIno(const std::string& key, const std::string& target) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, inserted] = link_by_key_.emplace(key, kFirstLinkIno + links_.size());
+  if (inserted) {
+    links_.push_back({key, Link{target}});
+  } else {
+    links_[it->second - kFirstLinkIno].second.target = target;
+  }
+  return it->second;
+}
+
+// The folder name `name` in `dir` ("at" or "by-uuid") stands for, if any.
+std::optional<std::string> StoreView::Resolve(std::string_view dir, std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Slot* best = nullptr;
+  if (dir == "by-uuid") {
+    for (const auto& s : slots_) {
+      if (s.present && !s.uuid.empty() && s.uuid == name) best = &s;
+    }
+  } else if (auto end = PeriodEnd(name)) {
+    for (const auto& s : slots_) {
+      if (!s.present || s.uuid.empty() || s.time_ns > *end) continue;
+      if (!best || std::tie(s.time_ns, s.name) > std::tie(best->time_ns, best->name)) best = &s;
+    }
+  } else if (dir == "latest") {
+    for (const auto& s : slots_) {
+      if (!s.present || s.uuid.empty()) continue;
+      if (!best || std::tie(s.time_ns, s.name) > std::tie(best->time_ns, best->name)) best = &s;
+    }
+  }
+  if (!best) return std::nullopt;
+  return best->name;
+}
+
+uint64_t StoreView::Lookup(uint64_t parent, std::string_view name) const {
+  const uint64_t slot = parent >> kSlotShift;
+  if (slot != 0) {
+    auto view = View(slot);
+    if (!view) return 0;
+    const uint64_t local = view->Lookup(parent & kLocalMask, name);
+    return local ? (slot << kSlotShift) | local : 0;
+  }
+  if (parent == kRootIno) {
+    Rescan(false);
+    if (name == "at") return kAtIno;
+    if (name == "by-uuid") return kByUuidIno;
+    if (name == "latest") return Resolve("latest", "") ? kLatestIno : 0;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slot_by_name_.find(std::string(name));
+    if (it == slot_by_name_.end() || !slots_[it->second - 1].present) return 0;
+    return (it->second << kSlotShift) | InodeTable::kRoot;
+  }
+  if (parent != kAtIno && parent != kByUuidIno) return 0;
+  const std::string_view dir = parent == kAtIno ? "at" : "by-uuid";
+  Rescan(false);
+  auto target = Resolve(dir, name);
+  if (!target) return 0;
+  return LinkIno(std::string(dir) + "/" + std::string(name), "../" + *target);
+}
+
+double StoreView::Timeout(uint64_t ino) const {
+  return (ino >> kSlotShift) == 0 ? kStoreTimeout : BackupView::kForever;
+}
+
+struct stat StoreView::SyntheticStat(uint64_t ino) const {  // REQUIRES: mu_ held.
+  struct stat st = {};
+  st.st_ino = ino;
+  st.st_mode = S_IFDIR | 0555;
+  st.st_nlink = 2;
+  st.st_uid = options_.attr.uid.value_or(0);
+  st.st_gid = options_.attr.gid.value_or(0);
+  // The listing's mtime moves whenever a backup appears or goes, so the kernel drops its
+  // cached copy of the folder (it compares mtimes when it revalidates, every second here).
+  const int64_t t =
+      ino == kRootIno || ino == kAtIno || ino == kByUuidIno ? change_ns_ : mount_time_ns_;
+  st.st_mtim.tv_sec = t / 1000000000;
+  st.st_mtim.tv_nsec = t % 1000000000;
+  st.st_atim = st.st_ctim = st.st_mtim;
+  return st;
+}
+
+std::optional<struct stat> StoreView::Attr(uint64_t ino) const {
+  const uint64_t slot = ino >> kSlotShift;
+  if (slot != 0) {
+    auto view = View(slot);
+    if (view) {
+      auto st = view->Attr(ino & kLocalMask);
+      if (st) st->st_ino = ino;
+      return st;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    // A backup that cannot be opened still shows as a folder; reading it gives EIO.
+    if ((ino & kLocalMask) == InodeTable::kRoot && slot <= slots_.size()) return SyntheticStat(ino);
+    return std::nullopt;
+  }
+  if (ino == kRootIno || ino == kAtIno || ino == kByUuidIno) {
+    if (ino == kRootIno) Rescan(false);
+    std::lock_guard<std::mutex> lock(mu_);
+    return SyntheticStat(ino);
+  }
+  auto target = Readlink(ino);
+  if (!target.ok()) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  struct stat st = SyntheticStat(ino);
+  st.st_mode = S_IFLNK | 0777;
+  st.st_nlink = 1;
+  st.st_size = static_cast<off_t>(target->size());
+  return st;
+}
+
+engine::StatusOr<std::string> StoreView::Readlink(uint64_t ino) const {
+  const uint64_t slot = ino >> kSlotShift;
+  if (slot != 0) {
+    auto view = View(slot);
+    if (!view) return engine::Status::EntryNotFound("backup not available");
+    return view->Readlink(ino & kLocalMask);
+  }
+  if (ino == kLatestIno) {
+    auto name = Resolve("latest", "");
+    if (!name) return engine::Status::EntryNotFound("the store has no backup");
+    return *name;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ino < kFirstLinkIno || ino - kFirstLinkIno >= links_.size()) {
+    return engine::Status::InvalidArgument("not a symlink");
+  }
+  return links_[ino - kFirstLinkIno].second.target;
+}
+
+bool StoreView::DirEntry(uint64_t ino, size_t index, std::string* name, uint64_t* child) const {
+  const uint64_t slot = ino >> kSlotShift;
+  if (slot != 0) {
+    auto view = View(slot);
+    if (!view || !view->DirEntry(ino & kLocalMask, index, name, child)) return false;
+    *child = *child == 0 ? kRootIno : (slot << kSlotShift) | *child;
+    return true;
+  }
+  if (index < 2) {
+    if (index == 0 && ino == kRootIno) Rescan(false);
+    *name = index == 0 ? "." : "..";
+    *child = index == 0 ? ino : kRootIno;
+    return true;
+  }
+  size_t i = index - 2;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ino == kRootIno) {
+    for (const auto& [n, k] : slot_by_name_) {
+      if (!slots_[k - 1].present) continue;
+      if (i-- == 0) {
+        *name = n;
+        *child = (k << kSlotShift) | InodeTable::kRoot;
+        return true;
+      }
+    }
+    static const char* const kFixed[] = {"at", "by-uuid"};
+    if (i < 2) {
+      *name = kFixed[i];
+      *child = i == 0 ? kAtIno : kByUuidIno;
+      return true;
+    }
+    if (i == 2 && !slots_.empty()) {
+      *name = "latest";
+      *child = kLatestIno;
+      return true;
+    }
+    return false;
+  }
+  // at/ lists each backup's own time; by-uuid/ each uuid. Both are symlinks to the backup.
+  for (const auto& s : slots_) {
+    if (!s.present || s.uuid.empty() || i-- != 0) continue;
+    const std::string key = ino == kAtIno ? IsoTime(s.timestamp) : s.uuid;
+    const std::string dir = ino == kAtIno ? "at/" : "by-uuid/";
+    *name = key;
+    auto [it, inserted] = link_by_key_.emplace(dir + key, kFirstLinkIno + links_.size());
+    if (inserted) links_.push_back({dir + key, Link{"../" + s.name}});
+    *child = it->second;
+    return true;
+  }
+  return false;
+}
+
+engine::Status StoreView::CheckDir(uint64_t ino) const {
+  const uint64_t slot = ino >> kSlotShift;
+  if (slot == 0 || View(slot)) return engine::Status::OK();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (slot > slots_.size()) return engine::Status::EntryNotFound("no such backup");
+  const Slot& s = slots_[slot - 1];
+  return s.error.ok() ? engine::Status::EntryNotFound("backup " + s.name + " is gone") : s.error;
+}
+
+engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> StoreView::Open(
+    uint64_t ino) const {
+  auto view = View(ino >> kSlotShift);
+  if (!view) return engine::Status::BackupDamaged("backup cannot be opened");
+  return view->Open(ino & kLocalMask);
+}
+
+std::vector<std::string> StoreView::XattrNames(uint64_t ino) const {
+  auto view = View(ino >> kSlotShift);
+  return view ? view->XattrNames(ino & kLocalMask) : std::vector<std::string>{};
+}
+
+std::optional<std::string> StoreView::Xattr(uint64_t ino, const std::string& name) const {
+  auto view = View(ino >> kSlotShift);
+  if (!view) return std::nullopt;
+  return view->Xattr(ino & kLocalMask, name);
+}
+
+uint64_t StoreView::NumInodes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t n = 4 + links_.size();
+  for (const auto& s : slots_) n += s.view ? s.view->NumInodes() : 1;
+  return n;
+}
+
+}  // namespace stitchfs::fs

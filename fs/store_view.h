@@ -1,0 +1,85 @@
+// StoreView: a folder of backups as a Namespace. The root lists every backup by its folder
+// name, `latest` (a symlink to the newest by manifest timestamp), `at/<time>` (the newest
+// backup not newer than that time) and `by-uuid/<uuid>`. Backups are opened on first access,
+// share their bases, are evicted when idle beyond a bound, and appear or disappear as the
+// store changes (the root is rescanned at most once a second; no lock is taken on the store).
+#pragma once
+
+#include <map>
+#include <mutex>
+
+#include "engine/backup.h"
+#include "engine/fd_cache.h"
+#include "fs/backup_view.h"
+#include "fs/namespace.h"
+
+namespace stitchfs::fs {
+
+struct StoreOptions {
+  engine::ChainOptions chain;
+  AttrOptions attr;
+  size_t max_open_backups = 32;  // Opened backups kept while idle (memory bound).
+};
+
+// Thread-safe.
+class StoreView final : public Namespace {
+ public:
+  StoreView(std::string store, StoreOptions options, std::function<void(const std::string&)> log);
+
+  std::optional<struct stat> Attr(uint64_t ino) const override;
+  uint64_t Lookup(uint64_t parent, std::string_view name) const override;
+  double Timeout(uint64_t ino) const override;
+  bool DirEntry(uint64_t ino, size_t index, std::string* name, uint64_t* child) const override;
+  engine::Status CheckDir(uint64_t ino) const override;
+  engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> Open(
+      uint64_t ino) const override;
+  engine::StatusOr<std::string> Readlink(uint64_t ino) const override;
+  std::vector<std::string> XattrNames(uint64_t ino) const override;
+  std::optional<std::string> Xattr(uint64_t ino, const std::string& name) const override;
+  uint64_t TotalBytes() const override { return 0; }
+  uint64_t NumInodes() const override;
+
+  // Inode numbers: the store's own nodes have slot 0; backup k's inode i is (k << 40) | i.
+  static constexpr int kSlotShift = 40;
+  static constexpr uint64_t kRootIno = 1, kAtIno = 2, kByUuidIno = 3, kLatestIno = 4;
+
+ private:
+  struct Slot {
+    std::string name;
+    std::string path;
+    std::string uuid;
+    std::string timestamp;
+    int64_t time_ns = 0;
+    bool present = true;
+    mutable std::shared_ptr<const BackupView> view;  // Opened lazily; guarded by mu_.
+    mutable engine::Status error;                    // Why it could not be opened.
+    mutable uint64_t last_use = 0;
+  };
+  struct Link {
+    std::string target;
+  };
+
+  void Rescan(bool force) const;
+  // The opened view of slot `k`, or nullptr (error logged). Caller must not hold mu_.
+  std::shared_ptr<const BackupView> View(uint64_t k) const;
+  void Evict() const;  // REQUIRES: mu_ held.
+  // Slot 0 symlink for `key` ("at/..." or "by-uuid/..."), created on first use.
+  uint64_t LinkIno(const std::string& key, const std::string& target) const;
+  std::optional<std::string> Resolve(std::string_view dir, std::string_view name) const;
+  struct stat SyntheticStat(uint64_t ino) const;
+
+  const std::string store_;
+  StoreOptions options_;
+  std::function<void(const std::string&)> log_;
+  mutable std::mutex mu_;
+  mutable std::vector<Slot> slots_;  // [k - 1]; never shrinks, so slot numbers stay valid.
+  mutable std::map<std::string, uint64_t> slot_by_name_;
+  mutable std::vector<std::pair<std::string, Link>> links_;  // Slot-0 symlinks, ino = 16 + i.
+  mutable std::map<std::string, uint64_t> link_by_key_;
+  mutable int64_t last_scan_ns_ = -1;
+  mutable uint64_t clock_ = 0;
+  const int64_t mount_time_ns_;
+  mutable int64_t change_ns_;  // When the list of backups last changed; guarded by mu_.
+};
+
+}  // namespace stitchfs::fs
