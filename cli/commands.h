@@ -11,6 +11,7 @@ namespace stitchfs::cli {
 
 int CmdBackup(int argc, char** argv);
 int CmdDiff(int argc, char** argv);
+int CmdFlatten(int argc, char** argv);
 int CmdInfo(int argc, char** argv);
 int CmdLog(int argc, char** argv);
 int CmdLs(int argc, char** argv);

@@ -21,6 +21,7 @@ constexpr Command kCommands[] = {
      "backup SOURCE DEST [--base BASE] [--immutable GLOB]... [--checksum xxh3|clickhouse]\n"
      "                [--jobs N] [--files-cache] [--json]"},
     {"diff", stitchfs::cli::CmdDiff, "diff OLD NEW [PATH] [--json]"},
+    {"flatten", stitchfs::cli::CmdFlatten, "flatten BACKUP DEST [--json]"},
     {"info", stitchfs::cli::CmdInfo, "info BACKUP [--json]"},
     {"log", stitchfs::cli::CmdLog, "log STORE [--json]"},
     {"ls", stitchfs::cli::CmdLs, "ls BACKUP [PATH] [-l] [-R] [--json]"},

@@ -15,8 +15,6 @@
 namespace stitchfs::engine {
 namespace {
 
-constexpr size_t kCopyBuffer = 1 << 20;
-
 Status WriteAll(int fd, const char* p, size_t n, const std::string& what) {
   while (n > 0) {
     ssize_t w = ::write(fd, p, n);
@@ -51,6 +49,8 @@ Status CopySegment(const DataFile& src, uint64_t off, uint64_t len, int out, cha
   return Status::OK();
 }
 
+}  // namespace
+
 Status CopyEntry(const BackupChain& chain, size_t idx, int out, char* buf,
                  const std::string& what) {
   ASSIGN_OR_RETURN(std::vector<Extent> extents, chain.Resolve(0, idx));
@@ -65,6 +65,8 @@ Status CopyEntry(const BackupChain& chain, size_t idx, int out, char* buf,
   }
   return Status::OK();
 }
+
+namespace {
 
 // Where a hard-linked file was first restored: (dev, ino) of its source -> its name.
 using LinkMap = std::map<std::pair<uint64_t, uint64_t>, std::string>;

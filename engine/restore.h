@@ -25,6 +25,13 @@ struct RestoreResult {
 StatusOr<std::vector<size_t>> SelectEntries(const Manifest& m,
                                             const std::vector<std::string>& paths);
 
+// Bytes of the buffer CopyEntry needs.
+constexpr size_t kCopyBuffer = 1 << 20;
+
+// Appends the bytes of entry `idx` of the top backup to `out` (in-kernel copies where possible),
+// checking every data file's length. `buf` holds kCopyBuffer bytes; `what` names the target.
+Status CopyEntry(const BackupChain& chain, size_t idx, int out, char* buf, const std::string& what);
+
 // Restores the selected entries. Each file is written to a temporary name beside its final one
 // and renamed into place when complete. Folders are created beneath the target without
 // following symlinks (an existing symlink in the target is never written through). Existing

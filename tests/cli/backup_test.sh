@@ -110,5 +110,16 @@ rm -rf "$work/r3"
 "$STITCH" restore "$work/ch/b3" "$work/r3"
 check "4-deep mixed chain restores" diff -r "$work/r3" "$work/chsrc"
 
+# --- flatten: one point in time without its bases -------------------------------------------------
+check "flatten the 4-deep chain" "$STITCH" flatten "$work/ch/b3" "$work/flat"
+mv "$work/ch" "$work/ch-gone"
+check "flattened backup opens without any base" "$STITCH" verify "$work/flat"
+check "flattened backup is a full backup" grep -q "chain (1 backup)" <<<"$("$STITCH" info "$work/flat")"
+rm -rf "$work/rf"
+"$STITCH" restore "$work/flat" "$work/rf"
+check "flattened backup restores byte-exact" diff -r "$work/rf" "$work/chsrc"
+check "flattened backup keeps the checksums" test "$(grep -o '<checksum>[^<]*' "$work/flat/.backup" | sort)" = "$(grep -o '<checksum>[^<]*' "$work/ch-gone/b3/.backup" | sort)"
+expect_exit 13 "already exists" -- "$STITCH" flatten "$work/store/b1" "$work/flat"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,0 +1,33 @@
+// stitch flatten BACKUP DEST [--json]: a self-contained copy of one point in time.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/json.h"
+#include "cli/progress.h"
+#include "engine/error_table.h"
+#include "engine/flatten.h"
+
+namespace stitchfs::cli {
+
+int CmdFlatten(int argc, char** argv) {
+  Args args;
+  int code = 0;
+  auto chain = OpenChainFromArgs(argc, argv, {{"--json"}, {}, 2, 2}, &args, &code);
+  if (!chain) return code;
+  auto r = engine::FlattenBackup(*chain, args.positional[1]);
+  if (!r.ok()) return Fail(r.status());
+  if (args.Has("--json")) {
+    Json j;
+    j.BeginObject().Key("backup").String(args.positional[1]).Key("uuid").String(r->uuid);
+    j.Key("files").Number(r->files).Key("bytes_stored").Number(r->bytes_stored).EndObject();
+    std::printf("%s\n", j.str().c_str());
+  } else {
+    std::fprintf(stderr, "flattened %s into %s: %llu files, %s stored (uuid %s)\n",
+                 chain->top().path().c_str(), args.positional[1].c_str(),
+                 static_cast<unsigned long long>(r->files), HumanBytes(r->bytes_stored).c_str(),
+                 r->uuid.c_str());
+  }
+  return engine::kExitOk;
+}
+
+}  // namespace stitchfs::cli
