@@ -163,6 +163,22 @@ StatusOr<std::shared_ptr<const RandomAccessFile>> BackupChain::OpenEntry(size_t 
   return OpenEntryAt(0, entry);
 }
 
+StatusOr<std::shared_ptr<const RandomAccessFile>> BackupChain::OpenStoredTail(size_t entry) const {
+  ASSIGN_OR_RETURN(std::vector<Extent> extents, Resolve(0, entry));
+  std::vector<Segment> segments;
+  if (!extents.empty() && extents.back().level == 0) {
+    ASSIGN_OR_RETURN(auto file, OpenDataFile(extents.back()));
+    if (file->size() != extents.back().length) {
+      return Status::BackupDamaged(top().Prefix() + "data file of entry \"" +
+                                   std::string(top().manifest().entry(entry).name) + "\" has " +
+                                   std::to_string(file->size()) + " bytes, the manifest declares " +
+                                   std::to_string(extents.back().length));
+    }
+    segments.push_back({std::move(file), 0, extents.back().length});
+  }
+  return std::shared_ptr<const RandomAccessFile>(std::make_shared<ConcatFile>(std::move(segments)));
+}
+
 StatusOr<std::shared_ptr<const RandomAccessFile>> BackupChain::OpenEntryAt(size_t level,
                                                                            size_t entry) const {
   ASSIGN_OR_RETURN(std::vector<Extent> extents, Resolve(level, entry));

@@ -56,6 +56,9 @@ class BackupChain {
   // declares is kBackupDamaged naming the backup, the data file and the entry.
   StatusOr<std::shared_ptr<const RandomAccessFile>> OpenEntry(size_t entry) const;
   StatusOr<std::shared_ptr<const RandomAccessFile>> OpenEntryAt(size_t level, size_t entry) const;
+  // Only the bytes entry `entry` of the top backup stores itself: [base_size, size), or the
+  // whole file when it uses no base, or nothing when it comes whole from the base.
+  StatusOr<std::shared_ptr<const RandomAccessFile>> OpenStoredTail(size_t entry) const;
 
   // The data file holding extent `x`, opened beneath its backup (shared between readers).
   StatusOr<std::shared_ptr<const DataFile>> OpenDataFile(const Extent& x) const;

@@ -36,8 +36,16 @@ class BackupView final : public Namespace {
   const engine::BackupStats& Stats() const;
 
   static constexpr double kForever = 365.0 * 24 * 3600;  // Backup content never changes.
+  // The hidden folder at the root that mirrors the tree with only the bytes each file gained in
+  // this backup (its stored tail). Found by name, never listed (so cp -a and diff ignore it).
+  static constexpr const char* kAppendedDir = ".appended";
 
  private:
+  // Inodes above table_.size() are the .appended mirror of inode (ino - size).
+  bool IsMirror(uint64_t ino) const { return ino > table_.size() && ino <= 2 * table_.size(); }
+  uint64_t Real(uint64_t ino) const { return IsMirror(ino) ? ino - table_.size() : ino; }
+  uint64_t Mirror(uint64_t real) const { return real + table_.size(); }
+
   std::shared_ptr<const engine::BackupChain> chain_;
   std::vector<std::string> conflicts_;
   InodeTable table_;

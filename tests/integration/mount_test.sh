@@ -100,6 +100,10 @@ check "xattr source names all three backups" grep -q '"level":2.*"level":1.*"lev
 check "xattr base_size" test "$(getfattr --only-values -n user.stitchfs.base_size "$M/logs/big.log")" = 3500000
 check "xattr checksum" test "$(getfattr --only-values -n user.stitchfs.checksum "$M/logs/big.log" | wc -c)" = 32
 check "root xattrs" grep -q '"num_files":' <<<"$(getfattr --only-values -n user.stitchfs.stats "$M")"
+check ".appended is not listed" bash -c "! ls -a '$M' | grep -q appended"
+check ".appended/<file> holds only what g2 added" test "$(stat -c %s "$M/.appended/logs/big.log")" = 123457
+check ".appended bytes are the file's tail" cmp "$M/.appended/logs/big.log" <(tail -c 123457 "$S/logs/big.log")
+check ".appended of an unchanged file is empty" test "$(stat -c %s "$M/.appended/db/part_2/data.bin")" = 0
 check "8 threads of random preads, then mmap" "$PREAD_CHECK" "$M/logs/big.log" "$S/logs/big.log" 8 300
 
 # --- read-only: every kind of write is EROFS ---------------------------------------------------
