@@ -33,6 +33,7 @@ engine::StatusOr<engine::BackupOptions> OptionsFrom(const Args& args) {
     if (o.jobs < 1 || o.jobs > 256) return engine::Status::InvalidArgument("--jobs takes 1..256");
   }
   o.files_cache = args.Has("--files-cache");
+  o.timestamp = args.Value("--timestamp");
   return o;
 }
 
@@ -80,7 +81,7 @@ void PrintText(const engine::BackupSummary& s, const std::string& dest) {
 
 int CmdBackup(int argc, char** argv) {
   ArgSpec spec{{"--json", "--files-cache"},
-               {"--base", "--disk", "--immutable", "--checksum", "--jobs"},
+               {"--base", "--disk", "--immutable", "--checksum", "--jobs", "--timestamp"},
                2,
                2};
   auto args = ParseArgs(argc, argv, 1, spec);

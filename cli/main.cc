@@ -19,7 +19,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"backup", stitchfs::cli::CmdBackup,
      "backup SOURCE DEST [--base BASE] [--immutable GLOB]... [--checksum xxh3|clickhouse]\n"
-     "                [--jobs N] [--files-cache] [--json]"},
+     "                [--jobs N] [--files-cache] [--timestamp T] [--json]"},
     {"diff", stitchfs::cli::CmdDiff, "diff OLD NEW [PATH] [--json]"},
     {"flatten", stitchfs::cli::CmdFlatten, "flatten BACKUP DEST [--json]"},
     {"info", stitchfs::cli::CmdInfo, "info BACKUP [--json]"},

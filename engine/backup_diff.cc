@@ -69,28 +69,22 @@ StatusOr<std::vector<Change>> DiffBackups(const BackupChain& old_chain,
     return Status::InvalidArgument("the two backups use different checksum algorithms");
   }
   std::vector<Change> out;
-  std::map<Key, std::string> removed_by_content;  // Candidates for renames.
-  std::vector<Change> removed;
+  // Old contents that left their name (removed, or replaced by other bytes): an added file with
+  // one of them was renamed (a log rotation shows as a rename plus a rewrite).
+  std::map<Key, std::string> moved_away;
+  std::vector<uint32_t> added;
   for (uint32_t i : o.by_name()) {
     const FileEntry e = o.entry(i);
     if (!Under(e.name, prefix) || n.FindByName(e.name)) continue;
-    removed.push_back({ChangeKind::kRemoved, std::string(e.name), "", e.size, 0, 0});
-    if (e.size > 0) removed_by_content.emplace(Key{e.size, e.checksum}, std::string(e.name));
+    out.push_back({ChangeKind::kRemoved, std::string(e.name), "", e.size, 0, 0});
+    if (e.size > 0) moved_away.emplace(Key{e.size, e.checksum}, std::string(e.name));
   }
-  std::set<std::string> renamed_from;
   for (uint32_t i : n.by_name()) {
     const FileEntry e = n.entry(i);
     if (!Under(e.name, prefix)) continue;
     auto old_idx = o.FindByName(e.name);
     if (!old_idx) {
-      auto from =
-          e.size > 0 ? removed_by_content.find({e.size, e.checksum}) : removed_by_content.end();
-      if (from != removed_by_content.end() && !renamed_from.count(from->second)) {
-        renamed_from.insert(from->second);
-        out.push_back({ChangeKind::kRenamed, std::string(e.name), from->second, e.size, e.size, 0});
-      } else {
-        out.push_back({ChangeKind::kAdded, std::string(e.name), "", 0, e.size, 0});
-      }
+      added.push_back(i);
       continue;
     }
     const FileEntry old = o.entry(*old_idx);
@@ -103,12 +97,24 @@ StatusOr<std::vector<Change>> DiffBackups(const BackupChain& old_chain,
       c.appended = e.size - old.size;
     } else {
       c.kind = ChangeKind::kRewritten;
+      if (old.size > 0) moved_away.emplace(Key{old.size, old.checksum}, std::string(e.name));
     }
     out.push_back(c);
   }
-  for (auto& r : removed) {
-    if (!renamed_from.count(r.name)) out.push_back(std::move(r));
+  std::set<std::string> renamed_from;
+  for (uint32_t i : added) {
+    const FileEntry e = n.entry(i);
+    auto from = e.size > 0 ? moved_away.find({e.size, e.checksum}) : moved_away.end();
+    if (from != moved_away.end() && renamed_from.insert(from->second).second) {
+      out.push_back({ChangeKind::kRenamed, std::string(e.name), from->second, e.size, e.size, 0});
+    } else {
+      out.push_back({ChangeKind::kAdded, std::string(e.name), "", 0, e.size, 0});
+    }
   }
+  // A removed file that was renamed is reported by its rename only.
+  std::erase_if(out, [&](const Change& c) {
+    return c.kind == ChangeKind::kRemoved && renamed_from.count(c.name);
+  });
   std::sort(out.begin(), out.end(),
             [](const Change& a, const Change& b) { return a.name < b.name; });
   return out;

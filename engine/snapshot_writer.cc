@@ -20,6 +20,7 @@
 #include "engine/manifest_writer.h"
 #include "engine/posix_file.h"
 #include "engine/source_tree.h"
+#include "engine/store.h"
 #include "engine/uuid.h"
 #include "engine/writer_plan.h"
 
@@ -210,6 +211,9 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
     return Status::InvalidArgument(std::string("the base uses ") + ChecksumAlgorithmName(alg) +
                                    " checksums; a chain keeps one algorithm");
   }
+  if (!o.timestamp.empty() && ParseTimestamp(o.timestamp) == 0) {
+    return Status::InvalidArgument("timestamp must be YYYY-MM-DD hh:mm:ss, got " + o.timestamp);
+  }
   ASSIGN_OR_RETURN(SourceTree tree, WalkSource(o.source));
   UniqueFd src(::open(o.source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!src) return Status::IOError("open " + o.source, errno);
@@ -232,7 +236,7 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
                  lock->dir_fd(), tmp.get(),     kTempDir};
   ASSIGN_OR_RETURN(std::vector<FileEntry> entries, FinishEntries(plan, &summary));
   ManifestHeader h;
-  h.timestamp = LocalTimestamp();
+  h.timestamp = o.timestamp.empty() ? LocalTimestamp() : o.timestamp;
   h.uuid = summary.uuid;
   h.deduplicate_files = true;
   h.algorithm = alg;

@@ -24,6 +24,7 @@ struct BackupOptions {
   int jobs = 0;                                // Files read at once; 0 = a default for the machine.
   bool files_cache = false;  // Trust unchanged size+mtime+ctime+inode against the base.
   int max_retries = 3;       // Re-reads of a file that changes while read.
+  std::string timestamp;     // "YYYY-MM-DD hh:mm:ss" to record; empty = now (local time).
 };
 
 struct BackupSummary {

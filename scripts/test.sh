@@ -13,5 +13,5 @@ if [ "${STITCHFS_SKIP_SANITIZERS:-0}" != 1 ]; then
   bash scripts/build.sh build-asan -DSTITCHFS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
   echo "== tests under ASan+UBSan"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-     ctest --output-on-failure -j2 --timeout 600)
+     STITCHFS_YEAR_DAYS=90 ctest --output-on-failure -j2 --timeout 1200)
 fi
