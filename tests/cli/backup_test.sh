@@ -2,6 +2,7 @@
 # End-to-end tests of `stitch backup`: a killed backup, a full destination, exit codes, and an
 # incremental on a ClickHouse-format base. Usage: backup_test.sh STITCH MAKE_FIXTURE
 set -uo pipefail
+source "$(dirname "$0")/../lib.sh"
 STITCH=$1
 MAKE_FIXTURE=$2
 export STITCH_NO_PROGRESS=1
@@ -11,20 +12,6 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
-expect_exit() {
-  local want=$1 part=$2
-  shift 3
-  local err
-  err=$("$@" 2>&1 >/dev/null)
-  local got=$?
-  if [ "$got" != "$want" ]; then bad "exit $got != $want for: $* ($err)"; return; fi
-  case "$err" in *"$part"*) ok ;; *) bad "stderr lacks '$part' for: $* ($err)" ;; esac
-}
 
 # --- full + incremental, summary figures ----------------------------------------------------
 mkdir -p "$work/src/logs" "$work/src/empty"
@@ -121,5 +108,4 @@ check "flattened backup restores byte-exact" diff -r "$work/rf" "$work/chsrc"
 check "flattened backup keeps the checksums" test "$(grep -o '<checksum>[^<]*' "$work/flat/.backup" | sort)" = "$(grep -o '<checksum>[^<]*' "$work/ch-gone/b3/.backup" | sort)"
 expect_exit 13 "already exists" -- "$STITCH" flatten "$work/store/b1" "$work/flat"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

@@ -2,6 +2,7 @@
 # End-to-end tests of the `stitch` read commands on fixture backups, including every exit code
 # the read side can produce. Usage: cli_test.sh STITCH MAKE_FIXTURE
 set -uo pipefail
+source "$(dirname "$0")/../lib.sh"
 STITCH=$1
 MAKE_FIXTURE=$2
 export STITCH_NO_PROGRESS=1
@@ -14,16 +15,6 @@ ok() { passed=$((passed + 1)); }
 bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
 check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 
-# expect_exit CODE MESSAGE_PART -- command...: runs the command, checks exit code and stderr.
-expect_exit() {
-  local want=$1 part=$2
-  shift 3
-  local err
-  err=$("$@" 2>&1 >/dev/null)
-  local got=$?
-  if [ "$got" != "$want" ]; then bad "exit $got != $want for: $* ($err)"; return; fi
-  case "$err" in *"$part"*) ok ;; *) bad "stderr lacks '$part' for: $* ($err)" ;; esac
-}
 
 "$MAKE_FIXTURE" chain "$work/s" || { echo "fixture failed"; exit 1; }
 S=$work/s
@@ -106,5 +97,4 @@ check "verify reports both problems" grep -q "3 problems" <<<"$out"
 check "verify reports the dedup copy too" grep -q "PROBLEM store/copy.txt" <<<"$out"
 expect_exit 20 "has 100 bytes" -- "$STITCH" cat "$work/t/b2" data/db/log/data.bin
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

@@ -3,6 +3,7 @@
 # Usage: mount_test.sh STITCH STITCHFS MAKE_FIXTURE PREAD_CHECK MOUNT_HELPER
 # Exits 77 (skipped) where FUSE cannot be used.
 set -uo pipefail
+source "$(dirname "$0")/../lib.sh"
 STITCH=$1
 STITCHFS=$2
 MAKE_FIXTURE=$3
@@ -24,11 +25,6 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 # mount BACKUP DIR [stitchfs args]: the command returns once the folder is mounted.
 mnt() {
   local backup=$1 dir=$2
@@ -38,15 +34,6 @@ mnt() {
   "$STITCHFS" "$backup" "$dir" "$@"
 }
 umnt() { fusermount3 -u "$1"; }
-expect_exit() {
-  local want=$1 part=$2
-  shift 3
-  local err
-  err=$("$@" 2>&1 >/dev/null)
-  local got=$?
-  if [ "$got" != "$want" ]; then bad "exit $got != $want for: $* ($err)"; return; fi
-  case "$err" in *"$part"*) ok ;; *) bad "stderr lacks '$part' for: $* ($err)" ;; esac
-}
 # A listing of a tree with metadata, comparable between a source and a copy.
 # (Folder sizes are left out: they depend on the filesystem.)
 listing() { (cd "$1" && find . -mindepth 1 \( -type d -printf '%P %y %m %U %G %T@\n' \) -o -printf '%P %y %m %U %G %s %l %T@\n' | sort); }
@@ -228,5 +215,4 @@ rm -rf "$ST/broken"
 check "a removed backup disappears" wait_for test ! -e "$work/sm/broken"
 umnt "$work/sm"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

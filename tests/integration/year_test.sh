@@ -4,6 +4,7 @@
 # that day's tree; at/ and latest must resolve; stitch diff must report the appends.
 # Usage: year_test.sh STITCH STITCHFS [DAYS=365]. Exits 77 (skipped) where FUSE is unusable.
 set -uo pipefail
+source "$(dirname "$0")/../lib.sh"
 STITCH=$1
 STITCHFS=$2
 DAYS=${STITCHFS_YEAR_DAYS:-${3:-365}}  # (the sanitizer run uses fewer days)
@@ -19,11 +20,6 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 
 S=$work/src
 mkdir -p "$S/logs" "$S/metadata/db" "$S/data/db/t"
@@ -91,5 +87,4 @@ if [ "$last" -ge 30 ]; then
 fi
 check "the last day verifies through its whole chain" "$STITCH" verify "$work/store/$(day_name "$DAYS")" >/dev/null
 fusermount3 -u "$M"
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish

@@ -1,0 +1,22 @@
+# Shared helpers of the shell tests (sourced). Each check counts; `finish` prints the
+# "N passed, N failed" line and sets the exit status.
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+# check WHAT CMD...: passes when CMD succeeds.
+check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
+# expect_exit CODE MESSAGE_PART -- CMD...: CMD must exit CODE with MESSAGE_PART on stderr.
+expect_exit() {
+  local want=$1 part=$2
+  shift 3
+  local err
+  err=$("$@" 2>&1 >/dev/null)
+  local got=$?
+  if [ "$got" != "$want" ]; then bad "exit $got != $want for: $* ($err)"; return; fi
+  case "$err" in *"$part"*) ok ;; *) bad "stderr lacks '$part' for: $* ($err)" ;; esac
+}
+finish() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" = 0 ]
+}
