@@ -36,6 +36,8 @@ struct OpenFile {
 template <typename Fn>
 void Guard(fuse_req_t req, Fn fn) {
   try {
+    MountContext& ctx = Ctx(req);
+    if (ctx.after_init) std::call_once(ctx.after_init_once, ctx.after_init);
     fn();
   } catch (const std::bad_alloc&) {
     fuse_reply_err(req, ENOMEM);

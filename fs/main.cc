@@ -107,7 +107,8 @@ int Mount(sfs::MountContext& state, const sfs::Options& o, const char* argv0) {
     fuse_remove_signal_handlers(se.get());
     return Fail(eng::kExitMount, "cannot mount at " + o.mountpoint);
   }
-  RaiseReadahead(o.mountpoint, o.readahead_kb);
+  // After INIT: the kernel sets the readahead from the INIT reply, so raising it earlier is lost.
+  state.after_init = [mp = o.mountpoint, kb = o.readahead_kb] { RaiseReadahead(mp, kb); };
   // The mount exists now, so when the parent exits after daemonizing, the folder is ready.
   if (o.foreground)
     std::fprintf(stderr, "stitchfs: serving %s at %s\n", o.backup.c_str(), o.mountpoint.c_str());

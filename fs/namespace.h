@@ -4,7 +4,9 @@
 
 #include <sys/stat.h>
 
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,6 +49,10 @@ class Namespace {
 struct MountContext {
   std::unique_ptr<Namespace> ns;
   bool foreground = false;
+  // Runs once, at the first request after the kernel has applied the INIT reply (settings the
+  // kernel would otherwise overwrite during INIT, such as the readahead size).
+  std::function<void()> after_init;
+  std::once_flag after_init_once;
 };
 
 // Logs one line (stderr in the foreground, syslog otherwise).
