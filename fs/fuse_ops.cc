@@ -169,11 +169,16 @@ void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void OnRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
   Guard(req, [&] {
     const auto* f = reinterpret_cast<const OpenFile*>(fi->fh);
-    thread_local std::vector<char> buf;
-    if (buf.size() < size) buf.resize(size);
-    auto n = f->reader->ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.data(), size));
+    // One buffer per worker thread, grown but never zero-filled (the read overwrites it).
+    thread_local std::unique_ptr<char[]> buf;
+    thread_local size_t capacity = 0;
+    if (capacity < size) {
+      buf.reset(new char[size]);
+      capacity = size;
+    }
+    auto n = f->reader->ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.get(), size));
     if (!n.ok()) return ReplyError(req, n.status());
-    fuse_reply_buf(req, buf.data(), *n);
+    fuse_reply_buf(req, buf.get(), *n);
   });
 }
 

@@ -89,6 +89,8 @@ int Serve(fuse_session* se, const sfs::Options& o) {
   std::unique_ptr<fuse_loop_config, LoopConfigDeleter> cfg(fuse_loop_cfg_create());
   fuse_loop_cfg_set_clone_fd(cfg.get(), 1);
   fuse_loop_cfg_set_max_threads(cfg.get(), 16);
+  // Keep workers (and their read buffers) alive instead of starting threads under load.
+  fuse_loop_cfg_set_idle_threads(cfg.get(), 16);
   return fuse_session_loop_mt(se, cfg.get());
 }
 
