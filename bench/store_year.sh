@@ -5,11 +5,11 @@
 #  - sequential read of the N-segment log vs the same bytes stored whole in a full backup,
 #    through the mount, first read each (target >= 0.8);
 #  - the daemon's RSS after visiting every day.
-# Usage: bench/store_year.sh [DAYS=365] [LOG_LINE_BYTES=65536]
+# Usage: bench/store_year.sh [DAYS=365] [BYTES_APPENDED_PER_DAY=1048576]
 source "$(dirname "$0")/common.sh"
 setup
 days=${1:-365}
-line=${2:-65536}
+line=${2:-1048576}
 STITCHFS=$BUILD/fs/stitchfs
 S=$work/src
 mkdir -p "$S/logs" "$S/data"
