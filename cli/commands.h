@@ -15,6 +15,7 @@ int CmdFlatten(int argc, char** argv);
 int CmdInfo(int argc, char** argv);
 int CmdLog(int argc, char** argv);
 int CmdLs(int argc, char** argv);
+int CmdPrune(int argc, char** argv);
 int CmdCat(int argc, char** argv);
 int CmdRestore(int argc, char** argv);
 int CmdVerify(int argc, char** argv);

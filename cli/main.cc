@@ -25,6 +25,8 @@ constexpr Command kCommands[] = {
     {"info", stitchfs::cli::CmdInfo, "info BACKUP [--json]"},
     {"log", stitchfs::cli::CmdLog, "log STORE [--json]"},
     {"ls", stitchfs::cli::CmdLs, "ls BACKUP [PATH] [-l] [-R] [--json]"},
+    {"prune", stitchfs::cli::CmdPrune,
+     "prune STORE [--keep-last N] [--keep-daily N] [--keep-monthly N] [--dry-run] [--json]"},
     {"cat", stitchfs::cli::CmdCat, "cat BACKUP PATH"},
     {"restore", stitchfs::cli::CmdRestore, "restore BACKUP TARGET [PATH...] [--json]"},
     {"verify", stitchfs::cli::CmdVerify, "verify BACKUP [--json]"},

@@ -32,10 +32,11 @@ Status WriteDataFile(const BackupChain& chain, size_t idx, int dest_fd, const st
 
 }  // namespace
 
-StatusOr<FlattenResult> FlattenBackup(const BackupChain& chain, const std::string& dest) {
+StatusOr<FlattenResult> FlattenBackup(const BackupChain& chain, const std::string& dest,
+                                      bool keep_uuid) {
   const Manifest& m = chain.top().manifest();
   FlattenResult r;
-  r.uuid = NewUuid();
+  r.uuid = keep_uuid ? m.header().uuid : NewUuid();
   std::string notice;
   ASSIGN_OR_RETURN(auto lock, BackupLock::Acquire(dest, r.uuid, &notice));
   auto buf = std::make_unique<char[]>(kCopyBuffer);

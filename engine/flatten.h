@@ -17,6 +17,9 @@ struct FlattenResult {
 // same entries, checksums, algorithm, metadata, folders, symlinks and timestamp; a new uuid;
 // identical contents stored once. Same durability and failure rules as `stitch backup`.
 // Errors: kBackupAlreadyExists, those of reading the chain, kIOError for `dest`.
-StatusOr<FlattenResult> FlattenBackup(const BackupChain& chain, const std::string& dest);
+// With `keep_uuid` the copy keeps the backup's uuid, so it can replace the original under
+// backups that name it as their base.
+StatusOr<FlattenResult> FlattenBackup(const BackupChain& chain, const std::string& dest,
+                                      bool keep_uuid = false);
 
 }  // namespace stitchfs::engine

@@ -62,6 +62,7 @@ StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store) {
   std::vector<StoreEntry> out;
   for (const auto& d : fs::directory_iterator(store, ec)) {
     if (!d.is_directory(ec) || !IsBackupFolder(d.path().string())) continue;
+    if (d.path().filename().string().front() == '.') continue;  // Work folders of prune.
     StoreEntry s;
     s.name = d.path().filename().string();
     s.path = d.path().string();

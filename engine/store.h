@@ -22,7 +22,8 @@ struct StoreEntry {
 };
 
 // Lists the store's backups, oldest first (by timestamp, then name). Folders without a
-// `.backup` (unfinished backups with only a `.lock`, other folders) are skipped. kIOError if
+// `.backup` (unfinished backups with only a `.lock`, other folders) and folders whose name
+// starts with a dot (prune's work folders) are skipped. kIOError if
 // `store` cannot be read.
 StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store);
 

@@ -81,6 +81,7 @@ void StoreView::Rescan(bool force) const {
     const std::string path = d.path().string();
     if (!d.is_directory(ec) || !engine::IsBackupFolder(path)) continue;
     const std::string name = d.path().filename().string();
+    if (name.front() == '.') continue;  // Work folders of prune.
     seen[name] = true;
     if (auto it = slot_by_name_.find(name); it != slot_by_name_.end()) {
       if (!slots_[it->second - 1].present) change_ns_ = now;

@@ -108,4 +108,52 @@ check "flattened backup restores byte-exact" diff -r "$work/rf" "$work/chsrc"
 check "flattened backup keeps the checksums" test "$(grep -o '<checksum>[^<]*' "$work/flat/.backup" | sort)" = "$(grep -o '<checksum>[^<]*' "$work/ch-gone/b3/.backup" | sort)"
 expect_exit 13 "already exists" -- "$STITCH" flatten "$work/store/b1" "$work/flat"
 
+# --- prune: never breaks a kept backup, even when interrupted ---------------------------------------
+make_days() {  # make_days STORE: 10 daily backups of a growing file, expected trees beside
+  local store=$1 prev=""
+  rm -rf "$work/psrc" && mkdir -p "$work/psrc"
+  head -c 20000000 /dev/urandom > "$work/psrc/base.bin"
+  for d in $(seq 1 10); do
+    head -c 300000 /dev/urandom >> "$work/psrc/base.bin"
+    local name; name=$(printf 'day%02d' "$d")
+    "$STITCH" backup "$work/psrc" "$store/$name" ${prev:+--base "$store/$prev"} \
+      --timestamp "2026-03-$(printf %02d "$d") 03:00:00" >/dev/null 2>&1
+    cp -a "$work/psrc" "$store.expected-$name"
+    prev=$name
+  done
+}
+kept_ok() {  # kept_ok STORE DAY...: each day still opens and restores byte-exact
+  local store=$1; shift
+  for name in "$@"; do
+    rm -rf "$work/pr"
+    "$STITCH" restore "$store/$name" "$work/pr" >/dev/null 2>&1 || return 1
+    diff -r "$work/pr" "$store.expected-$name" >/dev/null || return 1
+  done
+}
+make_days "$work/p1"
+out=$("$STITCH" prune "$work/p1" --keep-last 3 --dry-run)
+check "dry run plans the flatten" grep -q "^flatten day08 (its base day07 goes)" <<<"$out"
+check "dry run removes nothing" test "$(ls "$work/p1" | wc -l)" = 10
+out=$("$STITCH" prune "$work/p1" --keep-last 3)
+check "prune keeps the last 3" test "$(ls "$work/p1" | tr '\n' ' ')" = "day08 day09 day10 "
+check "prune reports bytes freed" grep -q "freed" <<<"$out"
+check "every kept day restores byte-exact" kept_ok "$work/p1" day08 day09 day10
+check "the oldest kept day is now full" grep -q "chain (1 backup)" <<<"$("$STITCH" info "$work/p1/day08")"
+make_days "$work/p2"
+"$STITCH" prune "$work/p2" --keep-daily 2 --keep-monthly 1 >/dev/null
+check "keep-daily/monthly keep the newest days" test "$(ls "$work/p2" | tr '\n' ' ')" = "day09 day10 "
+expect_exit 2 "policy" -- "$STITCH" prune "$work/p2"
+for delay in 0.05 0.2 0.5; do
+  rm -rf "$work/p3" "$work"/p3.expected-*
+  make_days "$work/p3"
+  "$STITCH" prune "$work/p3" --keep-last 2 >/dev/null 2>&1 &
+  pid=$!
+  sleep "$delay"
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  check "prune killed after ${delay}s leaves every kept backup readable" kept_ok "$work/p3" day09 day10
+  "$STITCH" prune "$work/p3" --keep-last 2 >/dev/null 2>&1
+  check "prune after the kill finishes the job (${delay}s)" test "$(ls -A "$work/p3" | tr '\n' ' ')" = "day09 day10 "
+done
+
 finish

@@ -1,0 +1,67 @@
+// stitch prune STORE --keep-last N [--keep-daily N] [--keep-monthly N] [--dry-run] [--json]
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli/commands.h"
+#include "cli/json.h"
+#include "cli/progress.h"
+#include "engine/error_table.h"
+#include "engine/prune.h"
+
+namespace stitchfs::cli {
+namespace {
+
+const char* KindName(engine::PruneAction::Kind k) {
+  switch (k) {
+    case engine::PruneAction::kKeep:
+      return "keep";
+    case engine::PruneAction::kFlatten:
+      return "flatten";
+    case engine::PruneAction::kRemove:
+      return "remove";
+  }
+  return "?";
+}
+
+}  // namespace
+
+int CmdPrune(int argc, char** argv) {
+  auto args =
+      ParseArgs(argc, argv, 1,
+                {{"--dry-run", "--json"}, {"--keep-last", "--keep-daily", "--keep-monthly"}, 1, 1});
+  if (!args.ok()) return Fail(args.status());
+  engine::PrunePolicy p;
+  p.keep_last = std::atoi(args->Value("--keep-last", "0").c_str());
+  p.keep_daily = std::atoi(args->Value("--keep-daily", "0").c_str());
+  p.keep_monthly = std::atoi(args->Value("--keep-monthly", "0").c_str());
+  p.dry_run = args->Has("--dry-run");
+  auto plan = engine::PruneStore(args->positional[0], p);
+  if (!plan.ok()) return Fail(plan.status());
+  uint64_t freed = 0, written = 0;
+  Json j;
+  j.BeginArray();
+  for (const auto& a : *plan) {
+    (a.kind == engine::PruneAction::kRemove ? freed : written) += a.bytes;
+    j.BeginObject().Key("action").String(KindName(a.kind)).Key("backup").String(a.name);
+    j.Key("reason").String(a.why).Key("bytes").Number(a.bytes).EndObject();
+    if (args->Has("--json")) continue;
+    if (a.kind == engine::PruneAction::kFlatten) {
+      std::printf("flatten %s (its base %s goes)%s\n", a.name.c_str(), a.why.c_str(),
+                  p.dry_run ? "" : (", wrote " + HumanBytes(a.bytes)).c_str());
+    } else if (a.kind == engine::PruneAction::kRemove) {
+      std::printf("remove  %s (%s)\n", a.name.c_str(), HumanBytes(a.bytes).c_str());
+    } else {
+      std::printf("keep    %s (%s)\n", a.name.c_str(), a.why.c_str());
+    }
+  }
+  j.EndArray();
+  if (args->Has("--json")) {
+    std::printf("%s\n", j.str().c_str());
+  } else {
+    std::printf("%s%s freed, %s written by flattening\n", p.dry_run ? "dry run: would have " : "",
+                HumanBytes(freed).c_str(), HumanBytes(written).c_str());
+  }
+  return engine::kExitOk;
+}
+
+}  // namespace stitchfs::cli
