@@ -87,4 +87,23 @@ if [ "$last" -ge 30 ]; then
 fi
 check "the last day verifies through its whole chain" "$STITCH" verify "$work/store/$(day_name "$DAYS")" >/dev/null
 fusermount3 -u "$M"
+
+# Prune the year with several policies; every kept day must still equal its tree.
+for policy in "--keep-last 7" "--keep-daily 30 --keep-monthly 12" "--keep-monthly 3"; do
+  rm -rf "$work/pruned"
+  cp -a "$work/store" "$work/pruned"
+  # shellcheck disable=SC2086
+  "$STITCH" prune "$work/pruned" $policy >/dev/null || bad "prune $policy failed"
+  good=0 total=0
+  for b in "$work"/pruned/*; do
+    name=$(basename "$b")
+    total=$((total + 1))
+    rm -rf "$work/r"
+    "$STITCH" restore "$b" "$work/r" >/dev/null 2>&1 &&
+      diff -r --no-dereference "$work/r" "$work/expected-$name" >/dev/null && good=$((good + 1))
+  done
+  check "prune $policy: every kept day ($total) restores its tree" test "$good" = "$total"
+done
+check "keep-monthly 3 kept the last backup of each of the last 3 months" \
+  test "$(ls "$work/pruned" | wc -l)" = "$([ "$DAYS" -ge 60 ] && echo 3 || ls "$work/pruned" | wc -l)"
 finish
