@@ -9,7 +9,7 @@ PACKAGES=(
   libxxhash-dev                          # XXH3-128 checksums
   libexpat1-dev                          # manifest XML parser
   libgtest-dev                           # unit tests
-  attr rsync                             # getfattr / rsync used by the integration tests
+  attr rsync procps                      # getfattr, rsync, pkill used by the integration tests
 )
 
 missing=()
