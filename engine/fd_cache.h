@@ -24,7 +24,6 @@ class FdCache {
   StatusOr<std::shared_ptr<const UniqueFd>> Get(const void* key, const Opener& open);
   // Drops `key` (its owner is going away).
   void Forget(const void* key);
-  size_t capacity() const { return capacity_; }
   size_t open_count() const;
 
  private:

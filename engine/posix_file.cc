@@ -11,12 +11,6 @@
 
 namespace stitchfs::engine {
 
-StatusOr<UniqueFd> OpenReadOnly(const std::string& path, int extra_flags) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | extra_flags);
-  if (fd < 0) return Status::IOError("open " + path, errno);
-  return UniqueFd(fd);
-}
-
 StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extra_flags) {
   struct open_how how = {};
   how.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | extra_flags;

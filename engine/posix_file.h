@@ -11,9 +11,6 @@
 
 namespace stitchfs::engine {
 
-// Opens `path` (absolute or relative to the cwd) read-only, close-on-exec.
-StatusOr<UniqueFd> OpenReadOnly(const std::string& path, int extra_flags = 0);
-
 // Opens `relative` beneath the folder `dir_fd` for reading, refusing to follow any symlink or
 // to leave the folder (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS where the kernel has it,
 // else openat with O_NOFOLLOW on the last component; names are validated lexically first).
