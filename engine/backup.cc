@@ -10,6 +10,16 @@
 #include "engine/manifest_reader.h"
 
 namespace stitchfs::engine {
+namespace {
+
+ManifestIdentity IdentityOf(const struct stat& st) {
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+          static_cast<uint64_t>(st.st_size),
+          int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec,
+          int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec};
+}
+
+}  // namespace
 
 StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
   // Absolute, so messages and mounts (which change folder) name it unambiguously.
@@ -40,23 +50,56 @@ StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
     return Status::BackupNotFound("Backup " + path + ": .backup is not a file");
   ASSIGN_OR_RETURN(auto manifest,
                    ReadManifestFd(fd.get(), path, static_cast<uint64_t>(st.st_size)));
-  return std::shared_ptr<const Backup>(new Backup(
-      std::move(path), std::move(dir_fd), std::move(manifest), static_cast<uint64_t>(st.st_size)));
+  auto folder = std::make_shared<const BackupFolder>(BackupFolder{path, std::move(dir_fd)});
+  return std::shared_ptr<const Backup>(
+      new Backup(std::move(folder), std::move(manifest), IdentityOf(st)));
+}
+
+std::optional<ManifestIdentity> StatManifest(const std::string& dir) {
+  struct stat st;
+  if (::stat((dir + "/.backup").c_str(), &st) != 0) return std::nullopt;
+  return IdentityOf(st);
 }
 
 StatusOr<std::shared_ptr<const Backup>> BackupCache::Open(const std::string& dir) {
   std::error_code ec;
   const std::string key = std::filesystem::absolute(dir, ec).lexically_normal().string();
+  const auto now = StatManifest(key);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto b = open_[key].lock()) return b;
+    auto b = open_[key].lock();
+    if (b && now && b->identity() == *now) {
+      Keep(b);
+      return b;
+    }
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const Backup> b, Backup::Open(dir));
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto raced = open_[key].lock()) return raced;
   open_[key] = b;
   std::erase_if(open_, [](const auto& kv) { return kv.second.expired(); });
+  Keep(b);
   return b;
+}
+
+void BackupCache::Keep(const std::shared_ptr<const Backup>& b) {
+  if (keep_bytes_ == 0) return;
+  for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+    if (*it == b) {
+      kept_.splice(kept_.begin(), kept_, it);
+      return;
+    }
+  }
+  kept_.push_front(b);
+  kept_total_ += b->manifest().MemoryUsage();
+  while (kept_total_ > keep_bytes_ && kept_.size() > 1) {
+    kept_total_ -= kept_.back()->manifest().MemoryUsage();
+    kept_.pop_back();
+  }
+}
+
+size_t BackupCache::kept_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kept_total_;
 }
 
 }  // namespace stitchfs::engine

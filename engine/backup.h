@@ -2,15 +2,35 @@
 // opened beneath.
 #pragma once
 
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "engine/manifest.h"
 #include "engine/unique_fd.h"
 
 namespace stitchfs::engine {
+
+// A backup's folder: its absolute path and an fd on it, beneath which its data files are opened.
+// Shared by the Backup and every DataFile of it, so data files outlive the parsed manifest.
+struct BackupFolder {
+  std::string path;
+  UniqueFd fd;
+};
+
+// What identifies one version of a `.backup` file: a manifest rewritten in place or a folder
+// swapped for another one has a different identity.
+struct ManifestIdentity {
+  uint64_t dev = 0, ino = 0, size = 0;
+  int64_t mtime_ns = 0, ctime_ns = 0;
+  bool operator==(const ManifestIdentity&) const = default;
+};
+
+// The identity of `dir`/.backup now, or nullopt if it cannot be stat'ed.
+std::optional<ManifestIdentity> StatManifest(const std::string& dir);
 
 // Thread-safe (immutable).
 class Backup {
@@ -19,37 +39,51 @@ class Backup {
   // folder, no `.backup`, unreadable), and every error of ReadManifestFd.
   static StatusOr<std::shared_ptr<const Backup>> Open(const std::string& dir);
 
-  const std::string& path() const { return path_; }
-  int dir_fd() const { return dir_fd_.get(); }
+  const std::string& path() const { return folder_->path; }
+  int dir_fd() const { return folder_->fd.get(); }
+  const std::shared_ptr<const BackupFolder>& folder() const { return folder_; }
+  const ManifestIdentity& identity() const { return identity_; }
   const Manifest& manifest() const { return *manifest_; }
   const ManifestHeader& header() const { return manifest_->header(); }
   uint64_t manifest_bytes() const { return manifest_bytes_; }
   // "Backup <path>: ", the prefix of messages about this backup.
-  std::string Prefix() const { return "Backup " + path_ + ": "; }
+  std::string Prefix() const { return "Backup " + path() + ": "; }
 
  private:
-  Backup(std::string path, UniqueFd dir_fd, std::unique_ptr<const Manifest> m, uint64_t bytes)
-      : path_(std::move(path)),
-        dir_fd_(std::move(dir_fd)),
+  Backup(std::shared_ptr<const BackupFolder> folder, std::unique_ptr<const Manifest> m,
+         ManifestIdentity id)
+      : folder_(std::move(folder)),
         manifest_(std::move(m)),
-        manifest_bytes_(bytes) {}
+        manifest_bytes_(id.size),
+        identity_(id) {}
 
-  std::string path_;
-  UniqueFd dir_fd_;
+  std::shared_ptr<const BackupFolder> folder_;
   std::unique_ptr<const Manifest> manifest_;
   uint64_t manifest_bytes_;
+  ManifestIdentity identity_;
 };
 
 // Opened backups shared by many chains (a store mount: a base opened once serves every backup
-// above it). Entries live as long as some chain holds them. Thread-safe.
+// above it). An entry lives while some chain holds it; besides, the most recently used ones are
+// kept while their manifests use at most `keep_bytes` of memory in all. Thread-safe.
 class BackupCache {
  public:
-  // The cached backup at `dir` (same absolute path), or Backup::Open(dir).
+  explicit BackupCache(size_t keep_bytes = 0) : keep_bytes_(keep_bytes) {}
+
+  // The cached backup at `dir` (same absolute path) if its `.backup` is still the one that was
+  // parsed (same identity), else Backup::Open(dir).
   StatusOr<std::shared_ptr<const Backup>> Open(const std::string& dir);
+  // Bytes of manifest memory held by the kept (most recently used) backups.
+  size_t kept_bytes() const;
 
  private:
-  std::mutex mu_;
+  void Keep(const std::shared_ptr<const Backup>& b);  // REQUIRES: mu_ held.
+
+  const size_t keep_bytes_;
+  mutable std::mutex mu_;
   std::map<std::string, std::weak_ptr<const Backup>> open_;
+  std::list<std::shared_ptr<const Backup>> kept_;  // Most recently used first.
+  size_t kept_total_ = 0;
 };
 
 }  // namespace stitchfs::engine

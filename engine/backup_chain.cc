@@ -2,83 +2,21 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <set>
 
+#include "engine/chain_walk.h"
 #include "engine/concat_file.h"
-#include "engine/locator.h"
 
 namespace stitchfs::engine {
-namespace {
-
-std::string ParentDir(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-// ClickHouse identifies content as <checksum hex><size>, e.g. 28b5...63ed9.
-std::string ContentId(const Checksum& c, uint64_t size) { return c.ToHex() + std::to_string(size); }
-
-// The first entry that reads from the base, if any.
-std::optional<size_t> FirstBaseUser(const Manifest& m) {
-  for (size_t i = 0; i < m.num_entries(); ++i) {
-    if (m.entry(i).uses_base()) return i;
-  }
-  return std::nullopt;
-}
-
-// Finds and opens the base of `child` (level `level`), or explains why it cannot.
-StatusOr<std::shared_ptr<const Backup>> OpenBase(const Backup& child, size_t level,
-                                                 const ChainOptions& o, size_t user) {
-  const FileEntry e = child.manifest().entry(user);
-  std::string dir = level == 0 ? o.base_override : "";
-  if (dir.empty()) {
-    if (child.header().base_backup.empty()) {
-      return Status::NoBaseBackup(child.Prefix() + "Entry " +
-                                  ContentId(e.base_checksum, e.base_size) + " (\"" +
-                                  std::string(e.name) +
-                                  "\") is marked to be read from a base backup, but there is no "
-                                  "base backup specified");
-    }
-    auto resolved = ResolveLocator(child.header().base_backup, ParentDir(child.path()), o.disks);
-    if (!resolved.ok()) return resolved.status().WithPrefix(child.Prefix());
-    dir = *resolved;
-  }
-  auto base = o.backups ? o.backups->Open(dir) : Backup::Open(dir);
-  if (!base.ok() && base.status().code() == ErrorCode::kBackupNotFound) {
-    return Status::NoBaseBackup(child.Prefix() + "base backup " + child.header().base_backup +
-                                " cannot be opened: " + base.status().message());
-  }
-  return base;
-}
-
-}  // namespace
 
 StatusOr<std::shared_ptr<const BackupChain>> BackupChain::Open(const std::string& dir,
                                                                const ChainOptions& options) {
   std::vector<std::shared_ptr<const Backup>> chain;
-  ASSIGN_OR_RETURN(auto top, options.backups ? options.backups->Open(dir) : Backup::Open(dir));
+  ASSIGN_OR_RETURN(auto top, OpenBackup(dir, options));
   chain.push_back(std::move(top));
-  std::set<std::string> seen_uuids{chain.back()->header().uuid};
+  ChainWalk walk(options, *chain.front());
   for (;;) {
-    const Backup& child = *chain.back();
-    auto user = FirstBaseUser(child.manifest());
-    if (!user) break;
-    if (chain.size() >= options.max_depth) {
-      return Status::WrongBaseBackup(child.Prefix() + "the chain of base backups is longer than " +
-                                     std::to_string(options.max_depth));
-    }
-    ASSIGN_OR_RETURN(auto base, OpenBase(child, chain.size() - 1, options, *user));
-    const std::string expected = child.header().base_backup_uuid.value_or("");
-    if (base->header().uuid != expected) {
-      return Status::WrongBaseBackup(child.Prefix() + "The base backup " + base->path() +
-                                     " has different UUID (" + base->header().uuid +
-                                     " != " + expected + ")");
-    }
-    if (!seen_uuids.insert(base->header().uuid).second) {
-      return Status::WrongBaseBackup(child.Prefix() + "the chain of base backups loops back to " +
-                                     base->path() + " (uuid " + base->header().uuid + ")");
-    }
+    ASSIGN_OR_RETURN(auto base, walk.Next(*chain.back(), chain.size() - 1));
+    if (!base) break;
     chain.push_back(std::move(base));
   }
   auto fds = options.fd_cache;
@@ -86,28 +24,7 @@ StatusOr<std::shared_ptr<const BackupChain>> BackupChain::Open(const std::string
     fds = std::make_shared<FdCache>(options.max_open_files ? options.max_open_files
                                                            : DefaultFdCapacity());
   }
-  std::shared_ptr<const BackupChain> result(new BackupChain(std::move(chain), std::move(fds)));
-  for (size_t level = 0; level + 1 < result->depth(); ++level) {
-    RETURN_IF_ERROR(result->CheckBaseEntries(level));
-  }
-  return result;
-}
-
-Status BackupChain::CheckBaseEntries(size_t level) const {
-  const Backup& child = backup(level);
-  const Manifest& base = backup(level + 1).manifest();
-  const Manifest& m = child.manifest();
-  for (size_t i = 0; i < m.num_entries(); ++i) {
-    const FileEntry e = m.entry(i);
-    if (!e.uses_base() || base.FindByContent(e.base_size, e.base_checksum)) continue;
-    return Status::WrongBaseBackup(child.Prefix() + "Entry " +
-                                   ContentId(e.base_checksum, e.base_size) + " (\"" +
-                                   std::string(e.name) +
-                                   "\") is marked to be read from a base backup, but doesn't "
-                                   "exist there (" +
-                                   backup(level + 1).path() + ")");
-  }
-  return Status::OK();
+  return std::shared_ptr<const BackupChain>(new BackupChain(std::move(chain), std::move(fds)));
 }
 
 StatusOr<std::vector<Extent>> BackupChain::Resolve(size_t level, size_t entry) const {
@@ -148,7 +65,7 @@ StatusOr<std::shared_ptr<const DataFile>> BackupChain::OpenDataFile(const Extent
   auto key = std::make_pair(x.level, std::string(e.data_file));
   std::lock_guard<std::mutex> lock(mu_);
   if (auto cached = files_[key].lock()) return cached;
-  auto file = DataFile::Open(fd_cache_, backups_[x.level], key.second);
+  auto file = DataFile::Open(fd_cache_, backups_[x.level]->folder(), key.second);
   if (!file.ok()) {
     return file.status().WithPrefix(b.Prefix() + "entry \"" + std::string(e.name) + "\": ");
   }

@@ -67,7 +67,6 @@ class BackupChain {
  private:
   BackupChain(std::vector<std::shared_ptr<const Backup>> b, std::shared_ptr<FdCache> fds)
       : backups_(std::move(b)), fd_cache_(std::move(fds)) {}
-  Status CheckBaseEntries(size_t level) const;
 
   std::vector<std::shared_ptr<const Backup>> backups_;
   std::shared_ptr<FdCache> fd_cache_;

@@ -2,11 +2,10 @@
 
 namespace stitchfs::engine {
 
-StatusOr<BackupStats> ComputeStats(const BackupChain& chain) {
+BackupStats ManifestStats(const Backup& top, size_t depth) {
   BackupStats st;
-  st.bytes_by_level.assign(chain.depth(), 0);
-  const Manifest& m = chain.top().manifest();
-  std::vector<bool> seen_content(m.num_entries(), false);
+  st.bytes_by_level.assign(depth, 0);
+  const Manifest& m = top.manifest();
   for (size_t i = 0; i < m.num_entries(); ++i) {
     const FileEntry e = m.entry(i);
     ++st.num_files;
@@ -16,11 +15,19 @@ StatusOr<BackupStats> ComputeStats(const BackupChain& chain) {
       ++st.num_entries;
       st.size_of_entries += e.stored_size();
     }
-    if (e.size == 0) continue;
+  }
+  st.uncompressed_size = st.size_of_entries + top.manifest_bytes();
+  return st;
+}
+
+StatusOr<BackupStats> ComputeStats(const BackupChain& chain) {
+  BackupStats st = ManifestStats(chain.top(), chain.depth());
+  const Manifest& m = chain.top().manifest();
+  for (size_t i = 0; i < m.num_entries(); ++i) {
+    if (m.entry(i).size == 0) continue;
     ASSIGN_OR_RETURN(std::vector<Extent> extents, chain.Resolve(0, i));
     for (const Extent& x : extents) st.bytes_by_level[x.level] += x.length;
   }
-  st.uncompressed_size = st.size_of_entries + chain.top().manifest_bytes();
   return st;
 }
 

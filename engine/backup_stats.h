@@ -21,5 +21,7 @@ struct BackupStats {
 // Computes the figures of the top backup of `chain` (FORMAT.md section 6.3). Resolves every
 // entry, so errors are those of BackupChain::Resolve.
 StatusOr<BackupStats> ComputeStats(const BackupChain& chain);
+// The figures that need only `top`'s manifest; bytes_by_level is zeroed for `depth` levels.
+BackupStats ManifestStats(const Backup& top, size_t depth);
 
 }  // namespace stitchfs::engine

@@ -31,12 +31,12 @@ StatusOr<std::pair<UniqueFd, uint64_t>> OpenChecked(int dir_fd, const std::strin
 }  // namespace
 
 StatusOr<std::shared_ptr<const DataFile>> DataFile::Open(std::shared_ptr<FdCache> cache,
-                                                         std::shared_ptr<const Backup> backup,
+                                                         std::shared_ptr<const BackupFolder> folder,
                                                          std::string relative) {
   ASSIGN_OR_RETURN(auto opened,
-                   OpenChecked(backup->dir_fd(), relative, backup->path() + "/" + relative));
+                   OpenChecked(folder->fd.get(), relative, folder->path + "/" + relative));
   std::shared_ptr<const DataFile> f(
-      new DataFile(std::move(cache), std::move(backup), std::move(relative), opened.second));
+      new DataFile(std::move(cache), std::move(folder), std::move(relative), opened.second));
   // Seed the cache with the fd just opened instead of opening the file again on first read.
   auto fd = std::make_shared<UniqueFd>(std::move(opened.first));
   RETURN_IF_ERROR(
@@ -47,7 +47,7 @@ StatusOr<std::shared_ptr<const DataFile>> DataFile::Open(std::shared_ptr<FdCache
 DataFile::~DataFile() { cache_->Forget(this); }
 
 StatusOr<UniqueFd> DataFile::Reopen() const {
-  ASSIGN_OR_RETURN(auto opened, OpenChecked(backup_->dir_fd(), rel_, display_));
+  ASSIGN_OR_RETURN(auto opened, OpenChecked(folder_->fd.get(), rel_, display_));
   if (opened.second != size_) {
     return Status::BackupDamaged("data file " + display_ + " changed size from " +
                                  std::to_string(size_) + " to " + std::to_string(opened.second) +

@@ -14,11 +14,11 @@ namespace stitchfs::engine {
 // Thread-safe (immutable; the cache is locked internally).
 class DataFile final : public RandomAccessFile {
  public:
-  // Opens `relative` beneath the folder of `backup` once to learn its size (and to fail
-  // early); keeps `backup` alive. Errors: kBackupDamaged (missing, not a regular file),
+  // Opens `relative` beneath `folder` once to learn its size (and to fail early); keeps
+  // `folder` alive. Errors: kBackupDamaged (missing, not a regular file),
   // kInsecurePath (a symlink), kIOError.
   static StatusOr<std::shared_ptr<const DataFile>> Open(std::shared_ptr<FdCache> cache,
-                                                        std::shared_ptr<const Backup> backup,
+                                                        std::shared_ptr<const BackupFolder> folder,
                                                         std::string relative);
   ~DataFile() override;
 
@@ -31,17 +31,17 @@ class DataFile final : public RandomAccessFile {
   StatusOr<std::shared_ptr<const UniqueFd>> Fd() const;
 
  private:
-  DataFile(std::shared_ptr<FdCache> cache, std::shared_ptr<const Backup> backup, std::string rel,
-           uint64_t size)
+  DataFile(std::shared_ptr<FdCache> cache, std::shared_ptr<const BackupFolder> folder,
+           std::string rel, uint64_t size)
       : cache_(std::move(cache)),
-        backup_(std::move(backup)),
+        folder_(std::move(folder)),
         rel_(std::move(rel)),
-        display_(backup_->path() + "/" + rel_),
+        display_(folder_->path + "/" + rel_),
         size_(size) {}
   StatusOr<UniqueFd> Reopen() const;
 
   std::shared_ptr<FdCache> cache_;
-  std::shared_ptr<const Backup> backup_;  // Owns the folder fd the file is opened beneath.
+  std::shared_ptr<const BackupFolder> folder_;  // The folder fd the file is opened beneath.
   std::string rel_;
   std::string display_;
   uint64_t size_;

@@ -4,13 +4,13 @@
 
 namespace stitchfs::fs {
 
-BackupView::BackupView(std::shared_ptr<const engine::BackupChain> chain, AttrOptions attr,
+BackupView::BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, AttrOptions attr,
                        uint64_t parent_ino)
-    : chain_(std::move(chain)),
-      table_(InodeTable::Build(chain_->top().manifest(), &conflicts_)),
+    : backup_(std::move(backup)),
+      table_(InodeTable::Build(backup_->top().manifest(), &conflicts_)),
       attr_(attr),
       parent_ino_(parent_ino) {
-  const engine::Manifest& m = chain_->top().manifest();
+  const engine::Manifest& m = backup_->top().manifest();
   for (size_t i = 0; i < m.num_entries(); ++i) total_size_ += m.entry(i).size;
 }
 
@@ -18,14 +18,20 @@ std::optional<struct stat> BackupView::Attr(uint64_t ino) const {
   const Inode* n = table_.Get(Real(ino));
   if (n == nullptr) return std::nullopt;
   struct stat st = table_.Stat(Real(ino), attr_);
+  if (n->type == InodeType::kFile && !IsMirror(ino)) {
+    // A file without metadata that is unchanged since an older backup shows that backup's time.
+    const auto origin = backup_->origin(n->ref);
+    if (origin.level != 0 && !backup_->top().manifest().entry(n->ref).meta) {
+      const int64_t t = backup_->level(origin.level).time_ns;
+      st.st_mtim = {static_cast<time_t>(t / 1000000000), static_cast<long>(t % 1000000000)};
+      st.st_atim = st.st_ctim = st.st_mtim;
+    }
+  }
   if (IsMirror(ino)) {
     st.st_ino = ino;
-    if (n->type == InodeType::kFile) {
-      // The bytes OpenStoredTail serves: those of the entry readers use for this content.
-      const engine::Manifest& m = chain_->top().manifest();
-      engine::FileEntry e = m.entry(n->ref);
-      if (e.size > 0) e = m.entry(*m.FindByContent(e.size, e.checksum));
-      st.st_size = static_cast<off_t>(e.size - e.base_size);
+    if (n->type == InodeType::kFile) {  // The bytes OpenStoredTail serves.
+      auto x = backup_->Extents(n->ref);
+      st.st_size = !x.empty() && x.back().level == 0 ? static_cast<off_t>(x.back().length) : 0;
       st.st_blocks = (st.st_size + 511) / 512;
     }
   }
@@ -67,7 +73,7 @@ engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> BackupView::Op
   if (n == nullptr || n->type != InodeType::kFile) {
     return engine::Status::EntryNotFound("no such file");
   }
-  return IsMirror(ino) ? chain_->OpenStoredTail(n->ref) : chain_->OpenEntry(n->ref);
+  return IsMirror(ino) ? backup_->OpenStoredTail(n->ref) : backup_->OpenEntry(n->ref);
 }
 
 engine::StatusOr<std::string> BackupView::Readlink(uint64_t ino) const {
@@ -75,7 +81,7 @@ engine::StatusOr<std::string> BackupView::Readlink(uint64_t ino) const {
   if (n == nullptr || n->type != InodeType::kSymlink) {
     return engine::Status::InvalidArgument("not a symlink");
   }
-  return std::string(chain_->top().manifest().node(n->ref).target);
+  return std::string(backup_->top().manifest().node(n->ref).target);
 }
 
 std::vector<std::string> BackupView::XattrNames(uint64_t ino) const {
@@ -87,11 +93,14 @@ std::optional<std::string> BackupView::Xattr(uint64_t ino, const std::string& na
 }
 
 const engine::BackupStats& BackupView::Stats() const {
-  std::call_once(stats_once_, [this] {
-    auto st = engine::ComputeStats(*chain_);
-    if (st.ok()) stats_ = *st;
-  });
+  std::call_once(stats_once_, [this] { stats_ = backup_->Stats(); });
   return stats_;
+}
+
+std::optional<engine::ResolvedBackup::Origin> BackupView::Origin(uint64_t ino) const {
+  const Inode* n = IsMirror(ino) ? nullptr : table_.Get(ino);
+  if (n == nullptr || n->type != InodeType::kFile || n->nlink != 1) return std::nullopt;
+  return backup_->origin(n->ref);
 }
 
 }  // namespace stitchfs::fs

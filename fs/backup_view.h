@@ -1,10 +1,10 @@
-// BackupView: one backup (and its chain) as a Namespace, over its immutable InodeTable.
+// BackupView: one resolved backup as a Namespace, over its immutable InodeTable.
 #pragma once
 
 #include <mutex>
 
-#include "engine/backup_chain.h"
 #include "engine/backup_stats.h"
+#include "engine/resolved_backup.h"
 #include "fs/inode_table.h"
 #include "fs/namespace.h"
 
@@ -14,7 +14,7 @@ namespace stitchfs::fs {
 class BackupView final : public Namespace {
  public:
   // `parent_ino` is what ".." of the root reports (the root itself for a single mount).
-  BackupView(std::shared_ptr<const engine::BackupChain> chain, AttrOptions attr,
+  BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, AttrOptions attr,
              uint64_t parent_ino = InodeTable::kRoot);
 
   std::optional<struct stat> Attr(uint64_t ino) const override;
@@ -29,10 +29,17 @@ class BackupView final : public Namespace {
   uint64_t TotalBytes() const override { return total_size_; }
   uint64_t NumInodes() const override { return table_.size(); }
 
-  const engine::BackupChain& chain() const { return *chain_; }
+  const engine::ResolvedBackup& backup() const { return *backup_; }
   const InodeTable& table() const { return table_; }
   const std::vector<std::string>& conflicts() const { return conflicts_; }
-  // system.backups-style figures, computed on first request (resolving every entry).
+  // For a regular file that is not a hard link: where it has been unchanged since (see
+  // engine::ResolveOptions::origins). nullopt for anything else.
+  std::optional<engine::ResolvedBackup::Origin> Origin(uint64_t ino) const;
+  // Heap bytes of the manifest, the tree and the extents (for memory bounds).
+  size_t MemoryUsage() const {
+    return backup_->top().manifest().MemoryUsage() + table_.MemoryUsage() + backup_->MemoryUsage();
+  }
+  // system.backups-style figures, computed on first request.
   const engine::BackupStats& Stats() const;
 
   static constexpr double kForever = 365.0 * 24 * 3600;  // Backup content never changes.
@@ -46,7 +53,7 @@ class BackupView final : public Namespace {
   uint64_t Real(uint64_t ino) const { return IsMirror(ino) ? ino - table_.size() : ino; }
   uint64_t Mirror(uint64_t real) const { return real + table_.size(); }
 
-  std::shared_ptr<const engine::BackupChain> chain_;
+  std::shared_ptr<const engine::ResolvedBackup> backup_;
   std::vector<std::string> conflicts_;
   InodeTable table_;
   AttrOptions attr_;

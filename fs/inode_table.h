@@ -57,6 +57,10 @@ class InodeTable {
   uint32_t Lookup(uint64_t dir, std::string_view name) const;
   // Children of a folder, sorted by name.
   std::span<const Dirent> Children(const Inode& dir) const;
+  // Heap bytes used (for memory bounds).
+  size_t MemoryUsage() const {
+    return inodes_.capacity() * sizeof(Inode) + children_.capacity() * sizeof(Dirent);
+  }
   // stat for inode `ino` (REQUIRES: Get(ino) != nullptr).
   struct stat Stat(uint64_t ino, const AttrOptions& o) const;
 

@@ -159,10 +159,13 @@ int main(int argc, char** argv) {
   attr.gid = o.gid;
   attr.umask = o.umask;
   if (eng::IsBackupFolder(o.backup)) {
-    auto chain = eng::BackupChain::Open(o.backup, o.chain);
-    if (!chain.ok()) return Fail(eng::ExitCodeFor(chain.status()), chain.status().ToString());
-    attr.default_mtime_ns = eng::ParseTimestamp((*chain)->top().header().timestamp);
-    auto view = std::make_unique<sfs::BackupView>(*chain, attr);
+    if (o.share_inodes) {
+      return Fail(eng::kExitUsage, "-o share_inodes needs a store of backups, not one backup");
+    }
+    auto backup = eng::ResolvedBackup::Open(o.backup, o.chain);
+    if (!backup.ok()) return Fail(eng::ExitCodeFor(backup.status()), backup.status().ToString());
+    attr.default_mtime_ns = eng::ParseTimestamp((*backup)->top().header().timestamp);
+    auto view = std::make_unique<sfs::BackupView>(*backup, attr);
     for (const auto& c : view->conflicts()) {
       std::fprintf(stderr,
                    "stitchfs: warning: \"%s\" is both a file and a folder; showing the folder\n",
@@ -177,7 +180,12 @@ int main(int argc, char** argv) {
     }
     sfs::StoreOptions so;
     so.chain = o.chain;
+    so.chain.backups =
+        std::make_shared<eng::BackupCache>(size_t{o.manifest_cache_mb} * 1024 * 1024);
     so.attr = attr;
+    so.share_inodes = o.share_inodes;
+    so.max_open_backups = o.max_backups;
+    so.max_open_bytes = size_t{o.cache_mb} << 20;
     sfs::MountContext* ctx = &state;
     state.ns = std::make_unique<sfs::StoreView>(
         o.backup, so, [ctx](const std::string& line) { sfs::LogError(*ctx, line); });

@@ -54,6 +54,15 @@ engine::Status MountOption(const std::string& opt, Options* o) {
     ASSIGN_OR_RETURN(o->umask, Number(key, val, 8));
   } else if (key == "readahead_kb" && eq != std::string::npos) {
     ASSIGN_OR_RETURN(o->readahead_kb, Number(key, val, 10));
+  } else if (opt == "share_inodes") {
+    o->share_inodes = true;
+  } else if (key == "max_backups" && eq != std::string::npos) {
+    ASSIGN_OR_RETURN(o->max_backups, Number(key, val, 10));
+    if (o->max_backups == 0) return engine::Status::InvalidArgument("max_backups must be >= 1");
+  } else if (key == "cache_mb" && eq != std::string::npos) {
+    ASSIGN_OR_RETURN(o->cache_mb, Number(key, val, 10));
+  } else if (key == "manifest_cache_mb" && eq != std::string::npos) {
+    ASSIGN_OR_RETURN(o->manifest_cache_mb, Number(key, val, 10));
   } else if (key == "base" && !val.empty()) {
     o->chain.base_override = val;
   } else if (key == "disk" && val.find(':') != std::string::npos && val.find(':') > 0) {

@@ -23,6 +23,11 @@ struct Options {
   std::optional<uint32_t> uid, gid, umask;
   unsigned readahead_kb = 1024;  // Set on the mount's bdi when permitted; 0 keeps the default.
   engine::ChainOptions chain;
+  // Store mounts only.
+  bool share_inodes = false;        // Unchanged files keep one inode number across backups.
+  uint32_t max_backups = 32;        // Opened backups kept while idle,
+  uint32_t cache_mb = 256;          // and their memory in all.
+  uint32_t manifest_cache_mb = 64;  // Parsed base manifests kept for sharing.
   std::vector<std::string> fuse_mount_options;  // Passed on to libfuse (fsname=, nodev, ...).
 };
 

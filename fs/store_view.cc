@@ -1,6 +1,7 @@
 #include "fs/store_view.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,6 +104,7 @@ void StoreView::Rescan(bool force) const {
     } else {
       s.error = header.status();
     }
+    if (!s.uuid.empty()) slot_by_uuid_.emplace(s.uuid, slots_.size() + 1);
     slots_.push_back(std::move(s));
     slot_by_name_[name] = slots_.size();
     change_ns_ = now;
@@ -129,18 +131,28 @@ std::shared_ptr<const BackupView> StoreView::View(uint64_t k) const {
     if (!s.present) return nullptr;
     path = s.path;
   }
-  auto chain = engine::BackupChain::Open(path, options_.chain);  // Outside the lock: slow.
+  engine::ResolveOptions resolve;
+  if (options_.share_inodes) {  // Origins only in backups that have an inode range here.
+    resolve.origins = true;
+    resolve.origin_ok = [this](const engine::ManifestHeader& h) {
+      std::lock_guard<std::mutex> lock(mu_);
+      return SlotOfUuid(h.uuid) != 0;
+    };
+  }
+  // Outside the lock: slow.
+  auto backup = engine::ResolvedBackup::Open(path, options_.chain, resolve);
   std::lock_guard<std::mutex> lock(mu_);
   Slot& s = slots_[k - 1];
-  if (!chain.ok()) {
-    s.error = chain.status();
-    log_(chain.status().ToString());
+  if (!backup.ok()) {
+    s.error = backup.status();
+    log_(backup.status().ToString());
     return nullptr;
   }
   if (!s.view) {
     AttrOptions attr = options_.attr;
     attr.default_mtime_ns = s.time_ns;
-    s.view = std::make_shared<BackupView>(*chain, attr, 0);
+    s.view = std::make_shared<BackupView>(*backup, attr, 0);
+    s.bytes = s.view->MemoryUsage();
   }
   s.last_use = ++clock_;
   Evict();
@@ -148,18 +160,27 @@ std::shared_ptr<const BackupView> StoreView::View(uint64_t k) const {
 }
 
 void StoreView::Evict() const {
-  size_t open = 0;
-  for (const auto& s : slots_) open += s.view != nullptr;
-  while (open > options_.max_open_backups) {
+  size_t open = 0, bytes = 0;
+  for (const auto& s : slots_) {
+    open += s.view != nullptr;
+    bytes += s.view ? s.bytes : 0;
+  }
+  bool evicted = false;
+  while (open > options_.max_open_backups || (bytes > options_.max_open_bytes && open > 1)) {
     Slot* victim = nullptr;
     for (auto& s : slots_) {
       if (s.view && s.view.use_count() == 1 && (!victim || s.last_use < victim->last_use))
         victim = &s;
     }
-    if (!victim) return;  // Everything is in use right now.
+    if (!victim) break;  // Everything is in use right now.
     victim->view.reset();
+    bytes -= victim->bytes;
     --open;
+    evicted = true;
   }
+#ifdef __GLIBC__
+  if (evicted) ::malloc_trim(0);  // Give the freed manifests back to the system.
+#endif
 }
 
 uint64_t StoreView::LinkIno(const std::string& key, const std::string& target) const {
@@ -250,6 +271,7 @@ std::optional<struct stat> StoreView::Attr(uint64_t ino) const {
     if (view) {
       auto st = view->Attr(ino & kLocalMask);
       if (st) st->st_ino = ino;
+      if (st && options_.share_inodes) ShareInode(*view, slot, ino & kLocalMask, &*st);
       return st;
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -270,6 +292,25 @@ std::optional<struct stat> StoreView::Attr(uint64_t ino) const {
   st.st_nlink = 1;
   st.st_size = static_cast<off_t>(target->size());
   return st;
+}
+
+void StoreView::ShareInode(const BackupView& view, uint64_t slot, uint64_t local,
+                           struct stat* st) const {
+  auto origin = view.Origin(local);
+  if (!origin) return;
+  uint64_t origin_slot = slot;
+  if (origin->level != 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    origin_slot = SlotOfUuid(view.backup().level(origin->level).uuid);
+  }
+  if (origin_slot == 0) return;  // Not in the store (any more): keep the backup's own number.
+  st->st_ino = (origin_slot << kSlotShift) | kSharedBit | origin->entry;
+  st->st_nlink = std::max<nlink_t>(st->st_nlink, 2);
+}
+
+uint64_t StoreView::SlotOfUuid(const std::string& uuid) const {
+  auto it = slot_by_uuid_.find(uuid);
+  return it == slot_by_uuid_.end() ? 0 : it->second;
 }
 
 engine::StatusOr<std::string> StoreView::Readlink(uint64_t ino) const {

@@ -18,7 +18,12 @@ namespace stitchfs::fs {
 struct StoreOptions {
   engine::ChainOptions chain;
   AttrOptions attr;
-  size_t max_open_backups = 32;  // Opened backups kept while idle (memory bound).
+  size_t max_open_backups = 32;               // Opened backups kept while idle (memory bound),
+  size_t max_open_bytes = size_t{256} << 20;  // and their memory in all (MemoryUsage()).
+  // Unchanged files report one inode number in every backup of the store that holds them:
+  // (slot of the oldest such backup << kSlotShift) | kSharedBit | its entry index, and a link
+  // count of at least 2 (so du and rsync -H look for the other names).
+  bool share_inodes = false;
 };
 
 // Thread-safe.
@@ -41,6 +46,7 @@ class StoreView final : public Namespace {
 
   // Inode numbers: the store's own nodes have slot 0; backup k's inode i is (k << 40) | i.
   static constexpr int kSlotShift = 40;
+  static constexpr uint64_t kSharedBit = uint64_t{1} << 39;
   static constexpr uint64_t kRootIno = 1, kAtIno = 2, kByUuidIno = 3, kLatestIno = 4;
 
  private:
@@ -54,6 +60,7 @@ class StoreView final : public Namespace {
     mutable std::shared_ptr<const BackupView> view;  // Opened lazily; guarded by mu_.
     mutable engine::Status error;                    // Why it could not be opened.
     mutable uint64_t last_use = 0;
+    mutable size_t bytes = 0;  // view->MemoryUsage().
   };
   struct Link {
     std::string target;
@@ -67,6 +74,9 @@ class StoreView final : public Namespace {
   uint64_t LinkIno(const std::string& key, const std::string& target) const;
   std::optional<std::string> Resolve(std::string_view dir, std::string_view name) const;
   struct stat SyntheticStat(uint64_t ino) const;
+  // With share_inodes: gives a file of `view` (slot `slot`) its shared inode number.
+  void ShareInode(const BackupView& view, uint64_t slot, uint64_t local, struct stat* st) const;
+  uint64_t SlotOfUuid(const std::string& uuid) const;  // 0 if none; REQUIRES: mu_ held.
 
   const std::string store_;
   StoreOptions options_;
@@ -74,6 +84,7 @@ class StoreView final : public Namespace {
   mutable std::mutex mu_;
   mutable std::vector<Slot> slots_;  // [k - 1]; never shrinks, so slot numbers stay valid.
   mutable std::map<std::string, uint64_t> slot_by_name_;
+  mutable std::map<std::string, uint64_t> slot_by_uuid_;     // The first slot with each uuid.
   mutable std::vector<std::pair<std::string, Link>> links_;  // Slot-0 symlinks, ino = 16 + i.
   mutable std::map<std::string, uint64_t> link_by_key_;
   mutable int64_t last_scan_ns_ = -1;

@@ -18,13 +18,11 @@ std::string Quote(std::string_view v) {
 
 // JSON: [{"backup": path, "level": n, "from": first byte, "to": end byte}, ...] in file order.
 std::string Sources(const BackupView& s, uint32_t entry) {
-  auto extents = s.chain().Resolve(0, entry);
-  if (!extents.ok()) return "{\"error\":" + Quote(extents.status().ToString()) + "}";
   std::string out = "[";
   uint64_t pos = 0;
-  for (const auto& x : *extents) {
+  for (const auto& x : s.backup().Extents(entry)) {
     if (out.size() > 1) out += ",";
-    out += "{\"backup\":" + Quote(s.chain().backup(x.level).path()) +
+    out += "{\"backup\":" + Quote(s.backup().level(x.level).path()) +
            ",\"level\":" + std::to_string(x.level) + ",\"from\":" + std::to_string(pos) +
            ",\"to\":" + std::to_string(pos + x.length) + "}";
     pos += x.length;
@@ -33,18 +31,17 @@ std::string Sources(const BackupView& s, uint32_t entry) {
 }
 
 std::string RootValue(const BackupView& s, const std::string& key) {
-  const auto& h = s.chain().top().header();
+  const auto& h = s.backup().top().header();
   if (key == "uuid") return h.uuid;
   if (key == "timestamp") return h.timestamp;
   if (key == "algorithm") return engine::ChecksumAlgorithmName(h.algorithm);
   if (key == "chain") {  // JSON, the top backup first.
     std::string out = "[";
-    for (size_t i = 0; i < s.chain().depth(); ++i) {
-      const auto& b = s.chain().backup(i);
+    for (size_t i = 0; i < s.backup().depth(); ++i) {
+      const auto& b = s.backup().level(i);
       if (i > 0) out += ",";
-      out += "{\"level\":" + std::to_string(i) + ",\"uuid\":" + Quote(b.header().uuid) +
-             ",\"timestamp\":" + Quote(b.header().timestamp) + ",\"backup\":" + Quote(b.path()) +
-             "}";
+      out += "{\"level\":" + std::to_string(i) + ",\"uuid\":" + Quote(b.uuid) +
+             ",\"timestamp\":" + Quote(b.timestamp) + ",\"backup\":" + Quote(b.path()) + "}";
     }
     return out + "]";
   }
@@ -92,13 +89,13 @@ std::optional<std::string> XattrValue(const BackupView& s, uint64_t ino, const s
     return std::nullopt;
   }
   if (n->type != InodeType::kFile) return std::nullopt;
-  const engine::FileEntry e = s.chain().top().manifest().entry(n->ref);
+  const engine::FileEntry e = s.backup().top().manifest().entry(n->ref);
   if (key == "source") return Sources(s, n->ref);
   if (key == "checksum") return e.size ? e.checksum.ToHex() : "";
-  if (key == "algorithm") return engine::ChecksumAlgorithmName(s.chain().top().header().algorithm);
+  if (key == "algorithm") return engine::ChecksumAlgorithmName(s.backup().top().header().algorithm);
   if (key == "base_size") return std::to_string(e.base_size);
   if (key == "stored_size") return std::to_string(e.has_data_file() ? e.stored_size() : 0);
-  if (key == "backup") return s.chain().top().path();
+  if (key == "backup") return s.backup().top().path();
   return std::nullopt;
 }
 

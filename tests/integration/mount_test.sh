@@ -213,6 +213,28 @@ check "a damaged backup shows as unreadable (EIO)" grep -q "Input/output error" 
 check "the others still read" cmp "$work/sm/g3/logs/big.log" "$S/logs/big.log"
 rm -rf "$ST/broken"
 check "a removed backup disappears" wait_for test ! -e "$work/sm/broken"
+check "without share_inodes every backup has its own inodes" test "$(stat -c %i "$work/sm/g0/db/t.sql")" != "$(stat -c %i "$work/sm/g1/db/t.sql")"
 umnt "$work/sm"
+
+# --- share_inodes: an unchanged file has one inode number in every backup ---------------------
+expect_exit 2 "needs a store" -- "$STITCHFS" "$ST/g2" "$work/e" -o share_inodes
+mnt "$ST" "$work/sh" -o share_inodes
+ino() { stat -c %i "$work/sh/$1"; }
+check "unchanged file: one inode in g0 and g1" test "$(ino g0/db/part_1/data.bin)" = "$(ino g1/db/part_1/data.bin)"
+check "and it counts as linked" test "$(stat -c %h "$work/sh/g1/db/part_1/data.bin")" -ge 2
+check "appended file: a new inode" test "$(ino g0/logs/big.log)" != "$(ino g1/logs/big.log)"
+check "renamed file: a new inode" test "$(ino g1/db/part_1/data.bin)" != "$(ino g2/db/part_2/data.bin)"
+check "unchanged over two later backups" test "$(ino g3/db/part_2/data.bin)" = "$(ino g2/db/part_2/data.bin)"
+check "hard links inside a backup still share theirs" test "$(ino g0/db/t.sql)" = "$(ino g0/hard.sql)"
+check "readdir agrees with stat" test "$(ls -i "$work/sh/g1/db/part_1" | grep data.bin | awk '{print $1}')" = "$(ino g1/db/part_1/data.bin)"
+one=$(du -s --apparent-size -B1 "$work/sh/g1" | cut -f1)
+both=$(du -sc --apparent-size -B1 "$work/sh/g0" "$work/sh/g1" | tail -1 | cut -f1)
+zero=$(du -s --apparent-size -B1 "$work/sh/g0" | cut -f1)
+check "du counts shared files once" test "$both" -le $((zero + one - 140000))
+rsync -aH "$work/sh/g0" "$work/sh/g1" "$work/rsh/"
+check "rsync -H makes one file of them" test "$(stat -c %i "$work/rsh/g0/db/part_1/data.bin")" = "$(stat -c %i "$work/rsh/g1/db/part_1/data.bin")"
+check "rsync -H copies stay exact" diff -r --no-dereference "$work/rsh/g1" "$work/sh/g1"
+check "the changed file is not linked" test "$(stat -c %h "$work/rsh/g1/logs/big.log")" = 1
+umnt "$work/sh"
 
 finish

@@ -1,0 +1,233 @@
+#include "engine/resolved_backup.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "engine/chain_walk.h"
+#include "engine/concat_file.h"
+#include "engine/store.h"
+
+namespace stitchfs::engine {
+namespace {
+
+// Same name assumed: the same bytes and the same attributes a listing shows.
+bool Unchanged(const FileEntry& a, const FileEntry& b) {
+  if (a.size != b.size || a.checksum != b.checksum || a.meta.has_value() != b.meta.has_value())
+    return false;
+  if (!a.meta) return true;
+  return a.meta->mode == b.meta->mode && a.meta->uid == b.meta->uid && a.meta->gid == b.meta->gid &&
+         a.meta->mtime_ns == b.meta->mtime_ns;
+}
+
+// The entry whose data and base coverage serve every copy of `i`'s content.
+size_t RepOf(const Manifest& m, size_t i) {
+  const FileEntry e = m.entry(i);
+  return e.size == 0 ? i : *m.FindByContent(e.size, e.checksum);
+}
+
+}  // namespace
+
+// Builds a ResolvedBackup one level at a time. Not thread-safe.
+class Resolver {
+ public:
+  Resolver(const ChainOptions& o, const ResolveOptions& r) : o_(o), r_(r) {}
+
+  StatusOr<std::shared_ptr<const ResolvedBackup>> Run(const std::string& dir) {
+    ASSIGN_OR_RETURN(out_->top_, OpenBackup(dir, o_));
+    const Backup& top = *out_->top_;
+    out_->fd_cache_ = o_.fd_cache
+                          ? o_.fd_cache
+                          : std::make_shared<FdCache>(o_.max_open_files ? o_.max_open_files
+                                                                        : DefaultFdCapacity());
+    AddLevel(top);
+    Start(top.manifest());
+    ChainWalk walk(o_, top);
+    std::shared_ptr<const Backup> child = out_->top_;
+    for (uint32_t level = 0;; ++level) {
+      ASSIGN_OR_RETURN(auto base, walk.Next(*child, level));
+      if (!base) break;
+      AddLevel(*base);
+      Step(child->manifest(), base->manifest(), level + 1, base->header());
+      child = std::move(base);
+    }
+    if (!pending_.empty()) {  // ChainWalk::Next found the user; defensive.
+      return Status::NoBaseBackup(top.Prefix() + "a file needs a base backup that was not found");
+    }
+    Finish();
+    return std::shared_ptr<const ResolvedBackup>(std::move(out_));
+  }
+
+ private:
+  struct Pending {  // Top entry `rep` still needs the prefix (size, checksum) from below.
+    uint32_t rep;
+    uint64_t size;
+    Checksum checksum;
+  };
+  struct Tagged {
+    uint32_t rep;
+    ResolvedBackup::FlatExtent x;
+  };
+  struct Follow {  // Top entry `entry` is unchanged down to entry `at` of the current level.
+    uint32_t entry, at;
+  };
+
+  void AddLevel(const Backup& b) {
+    out_->levels_.push_back(
+        {b.folder(), b.header().uuid, b.header().timestamp, ParseTimestamp(b.header().timestamp)});
+  }
+
+  void Tag(uint32_t rep, uint32_t level, const FileEntry& e) {
+    std::string key = std::to_string(level) + '/';
+    key += e.data_file;
+    auto [it, inserted] = file_ids_.emplace(std::move(key), out_->files_.size());
+    if (inserted) {
+      out_->files_.push_back({level, static_cast<uint32_t>(out_->names_.size()),
+                              static_cast<uint32_t>(e.data_file.size())});
+      out_->names_ += e.data_file;
+    }
+    tagged_.push_back({rep, {it->second, level, e.stored_size()}});
+  }
+
+  void Start(const Manifest& m) {
+    for (uint32_t i = 0; i < m.num_entries(); ++i) {
+      const FileEntry e = m.entry(i);
+      if (r_.origins) follow_.push_back({i, i});
+      if (e.size == 0 || RepOf(m, i) != i) continue;
+      if (e.has_data_file()) Tag(i, 0, e);
+      if (e.uses_base()) pending_.push_back({i, e.base_size, e.base_checksum});
+    }
+    if (r_.origins) {
+      out_->origins_.resize(m.num_entries());
+      for (uint32_t i = 0; i < m.num_entries(); ++i) out_->origins_[i] = {0, i};
+    }
+  }
+
+  // Moves every pending prefix and origin walk from `child` one level down, to `base`.
+  void Step(const Manifest& child, const Manifest& base, uint32_t level,
+            const ManifestHeader& base_header) {
+    std::vector<Pending> next;
+    for (const Pending& p : pending_) {
+      const size_t idx = *base.FindByContent(p.size, p.checksum);  // Checked by ChainWalk.
+      const FileEntry e = base.entry(idx);
+      if (e.has_data_file()) Tag(p.rep, level, e);
+      if (e.uses_base()) next.push_back({p.rep, e.base_size, e.base_checksum});
+    }
+    pending_.swap(next);
+    std::vector<Follow> keep;
+    if (!r_.origin_ok || r_.origin_ok(base_header)) {
+      for (const Follow& f : follow_) {
+        const FileEntry a = child.entry(f.at);
+        auto b = base.FindByName(a.name);
+        if (!b || !Unchanged(a, base.entry(*b))) continue;
+        out_->origins_[f.entry] = {level, static_cast<uint32_t>(*b)};
+        keep.push_back({f.entry, static_cast<uint32_t>(*b)});
+      }
+    }
+    follow_.swap(keep);
+  }
+
+  void Finish() {
+    // File order: the deepest level's bytes come first.
+    std::stable_sort(tagged_.begin(), tagged_.end(), [](const Tagged& a, const Tagged& b) {
+      return a.rep != b.rep ? a.rep < b.rep : a.x.level > b.x.level;
+    });
+    const size_t n = out_->top_->manifest().num_entries();
+    out_->first_extent_.assign(n + 1, 0);
+    out_->extents_.reserve(tagged_.size());
+    size_t pos = 0;
+    for (size_t i = 0; i < n; ++i) {
+      out_->first_extent_[i] = static_cast<uint32_t>(pos);
+      for (; pos < tagged_.size() && tagged_[pos].rep == i; ++pos) {
+        out_->extents_.push_back(tagged_[pos].x);
+      }
+    }
+    out_->first_extent_[n] = static_cast<uint32_t>(pos);
+    out_->open_.resize(out_->files_.size());
+    out_->names_.shrink_to_fit();
+    out_->files_.shrink_to_fit();
+  }
+
+  const ChainOptions& o_;
+  const ResolveOptions& r_;
+  std::unique_ptr<ResolvedBackup> out_{new ResolvedBackup()};
+  std::unordered_map<std::string, uint32_t> file_ids_;
+  std::vector<Tagged> tagged_;
+  std::vector<Pending> pending_;
+  std::vector<Follow> follow_;
+};
+
+StatusOr<std::shared_ptr<const ResolvedBackup>> ResolvedBackup::Open(const std::string& dir,
+                                                                     const ChainOptions& options,
+                                                                     const ResolveOptions& r) {
+  return Resolver(options, r).Run(dir);
+}
+
+size_t ResolvedBackup::Rep(size_t entry) const { return RepOf(top_->manifest(), entry); }
+
+std::span<const ResolvedBackup::FlatExtent> ResolvedBackup::Extents(size_t entry) const {
+  const size_t r = Rep(entry);
+  return {extents_.data() + first_extent_[r], first_extent_[r + 1] - first_extent_[r]};
+}
+
+ResolvedBackup::Origin ResolvedBackup::origin(size_t entry) const {
+  return origins_.empty() ? Origin{0, static_cast<uint32_t>(entry)} : origins_[entry];
+}
+
+StatusOr<std::shared_ptr<const DataFile>> ResolvedBackup::OpenDataFile(const FlatExtent& x) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto cached = open_[x.file].lock()) return cached;
+  const DataFileName& f = files_[x.file];
+  ASSIGN_OR_RETURN(auto file, DataFile::Open(fd_cache_, levels_[f.level].folder,
+                                             names_.substr(f.offset, f.length)));
+  open_[x.file] = file;
+  return file;
+}
+
+StatusOr<std::shared_ptr<const RandomAccessFile>> ResolvedBackup::Stitch(
+    std::span<const FlatExtent> extents) const {
+  std::vector<Segment> segments;
+  segments.reserve(extents.size());
+  for (const FlatExtent& x : extents) {
+    ASSIGN_OR_RETURN(auto file, OpenDataFile(x));
+    if (file->size() != x.length) {
+      return Status::BackupDamaged("data file " + file->display_name() + " has " +
+                                   std::to_string(file->size()) + " bytes, the manifest declares " +
+                                   std::to_string(x.length));
+    }
+    segments.push_back({std::move(file), 0, x.length});
+  }
+  if (segments.size() == 1) return std::shared_ptr<const RandomAccessFile>(segments[0].file);
+  return std::shared_ptr<const RandomAccessFile>(std::make_shared<ConcatFile>(std::move(segments)));
+}
+
+StatusOr<std::shared_ptr<const RandomAccessFile>> ResolvedBackup::OpenEntry(size_t entry) const {
+  auto r = Stitch(Extents(entry));
+  if (r.ok()) return r;
+  return r.status().WithPrefix(top_->Prefix() + "entry \"" +
+                               std::string(top_->manifest().entry(entry).name) + "\": ");
+}
+
+StatusOr<std::shared_ptr<const RandomAccessFile>> ResolvedBackup::OpenStoredTail(
+    size_t entry) const {
+  auto x = Extents(entry);
+  auto r = Stitch(!x.empty() && x.back().level == 0 ? x.last(1) : x.first(0));
+  if (r.ok()) return r;
+  return r.status().WithPrefix(top_->Prefix() + "entry \"" +
+                               std::string(top_->manifest().entry(entry).name) + "\": ");
+}
+
+BackupStats ResolvedBackup::Stats() const {
+  BackupStats st = ManifestStats(*top_, depth());
+  for (size_t i = 0; i < top_->manifest().num_entries(); ++i) {
+    for (const FlatExtent& x : Extents(i)) st.bytes_by_level[x.level] += x.length;
+  }
+  return st;
+}
+
+size_t ResolvedBackup::MemoryUsage() const {
+  return extents_.capacity() * sizeof(FlatExtent) + first_extent_.capacity() * 4 +
+         files_.capacity() * sizeof(DataFileName) + names_.capacity() +
+         origins_.capacity() * sizeof(Origin) + open_.capacity() * sizeof(open_[0]);
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,92 @@
+// ResolvedBackup: a backup with every file resolved, at open, to flat extents across its chain
+// of bases. It keeps its own manifest and, of the bases, only their folders, uuids, times and
+// the names of the data files its files read: its memory does not grow with the depth of the
+// chain, and the bases' manifests can be dropped (or shared through a BackupCache) once it is
+// open. What the mount serves; BackupChain keeps every level for tools that walk the chain.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/backup_chain.h"
+#include "engine/backup_stats.h"
+
+namespace stitchfs::engine {
+
+struct ResolveOptions {
+  // Also find each file's origin: the oldest backup down the chain from which the file (same
+  // name, size, checksum and metadata) is unchanged. The walk stops at the first base for
+  // which `origin_ok` (if set) says no.
+  bool origins = false;
+  std::function<bool(const ManifestHeader&)> origin_ok;
+};
+
+// Thread-safe: immutable except for an internal, locked table of open data files.
+class ResolvedBackup {
+ public:
+  struct Level {  // One backup of the chain; level 0 is the top.
+    std::shared_ptr<const BackupFolder> folder;
+    std::string uuid;
+    std::string timestamp;
+    int64_t time_ns = 0;  // The timestamp, parsed (local time).
+    const std::string& path() const { return folder->path; }
+  };
+  struct FlatExtent {   // `length` bytes from the start of data file `file`.
+    uint32_t file = 0;  // Index into the data file table.
+    uint32_t level = 0;
+    uint64_t length = 0;
+  };
+  struct Origin {  // Entry `entry` of the backup at `level`.
+    uint32_t level = 0;
+    uint32_t entry = 0;
+  };
+
+  // Opens `dir` and its chain, level by level, with the checks of BackupChain::Open (same
+  // errors); holds at most two manifests of bases at a time (besides those the cache keeps).
+  static StatusOr<std::shared_ptr<const ResolvedBackup>> Open(const std::string& dir,
+                                                              const ChainOptions& options,
+                                                              const ResolveOptions& r = {});
+
+  const Backup& top() const { return *top_; }
+  size_t depth() const { return levels_.size(); }
+  const Level& level(size_t i) const { return levels_[i]; }  // REQUIRES: i < depth().
+  // The extents of entry `entry`, in file order (empty for an empty file).
+  std::span<const FlatExtent> Extents(size_t entry) const;
+  // Where entry `entry` has been unchanged since ({0, entry} without ResolveOptions::origins).
+  Origin origin(size_t entry) const;
+
+  // Readers, as BackupChain's: every data file's length is checked (kBackupDamaged).
+  StatusOr<std::shared_ptr<const RandomAccessFile>> OpenEntry(size_t entry) const;
+  StatusOr<std::shared_ptr<const RandomAccessFile>> OpenStoredTail(size_t entry) const;
+  // system.backups-style figures.
+  BackupStats Stats() const;
+  // Heap bytes of the extents, data file names and origins (for measurements).
+  size_t MemoryUsage() const;
+
+ private:
+  friend class Resolver;
+  struct DataFileName {
+    uint32_t level, offset, length;  // Name = names_[offset, offset + length).
+  };
+  ResolvedBackup() = default;
+  size_t Rep(size_t entry) const;  // The entry whose extents serve `entry`.
+  StatusOr<std::shared_ptr<const RandomAccessFile>> Stitch(std::span<const FlatExtent> x) const;
+  StatusOr<std::shared_ptr<const DataFile>> OpenDataFile(const FlatExtent& x) const;
+
+  std::shared_ptr<const Backup> top_;
+  std::shared_ptr<FdCache> fd_cache_;
+  std::vector<Level> levels_;
+  std::vector<FlatExtent> extents_;
+  std::vector<uint32_t> first_extent_;  // [entry], [num_entries] = extents_.size().
+  std::vector<DataFileName> files_;
+  std::string names_;
+  std::vector<Origin> origins_;  // Empty without ResolveOptions::origins.
+  mutable std::mutex mu_;
+  mutable std::vector<std::weak_ptr<const DataFile>> open_;  // [file]; guarded by mu_.
+};
+
+}  // namespace stitchfs::engine
