@@ -4,7 +4,8 @@
 #    (backing data in page cache; target >= 0.35 of native), second read (page cache kept;
 #    target >= 0.9 of native);
 #  - random 4 KiB preads (readahead off), 1 and 4 threads, fresh mount each time.
-#  - the same reads through squashfuse_ll of a squashfs image of the file, where installed.
+#  - the same reads through squashfuse_ll, restic mount and borg mount of the same file, where
+#    installed (bench/install-peers.sh installs them); random reads: 2,000, one thread.
 # Usage: bench/mount_read.sh [BACKUPS=30] [BYTES=1073741824]
 source "$(dirname "$0")/common.sh"
 setup
@@ -32,17 +33,9 @@ native1=$(rand 1 "$work/original")
 native4=$(rand 4 "$work/original")
 "$STITCHFS" "$top" "$M"; fuse1=$(rand 1 "$M/grow.bin"); fusermount3 -u "$M"
 "$STITCHFS" "$top" "$M"; fuse4=$(rand 4 "$M/grow.bin"); fusermount3 -u "$M"
-peers=""
-if command -v squashfuse_ll >/dev/null && command -v mksquashfs >/dev/null; then
-  mkdir -p "$work/sq" "$work/sqm"
-  cp "$work/original" "$work/sq/grow.bin"
-  mksquashfs "$work/sq" "$work/img.sqfs" -noappend -comp gzip -no-progress >/dev/null
-  cat "$work/img.sqfs" >/dev/null
-  squashfuse_ll "$work/img.sqfs" "$work/sqm"
-  sq_first=$(timed cat "$work/sqm/grow.bin")
-  sq_second=$(best_of 3 cat "$work/sqm/grow.bin")
-  fusermount3 -u "$work/sqm"
-  squashfuse_ll "$work/img.sqfs" "$work/sqm"; sq1=$(rand 1 "$work/sqm/grow.bin"); fusermount3 -u "$work/sqm"
-  peers=",\"squashfuse_ll_gzip\":{\"first_read_s\":$sq_first,\"second_read_s\":$sq_second,\"rand4k_1t_per_s\":$sq1}"
-fi
+# The same file through other tools' mounts, where installed (bench/install-peers.sh).
+source "$(dirname "$0")/peers.sh"
+mkdir -p "$work/peer"
+cp "$work/original" "$work/peer/grow.bin"
+peers="$(peer_squashfuse)$(peer_restic)$(peer_borg)"
 echo "{\"bench\":\"mount_read\",\"backups\":$n,\"bytes\":$bytes,\"native_s\":$native,\"first_read_s\":$first,\"first_ratio\":$(ratio "$native" "$first"),\"second_read_s\":$second,\"second_ratio\":$(ratio "$native" "$second"),\"rand4k_native_1t_per_s\":$native1,\"rand4k_mount_1t_per_s\":$fuse1,\"rand4k_1t_ratio\":$(ratio "$fuse1" "$native1"),\"rand4k_native_4t_per_s\":$native4,\"rand4k_mount_4t_per_s\":$fuse4,\"rand4k_4t_ratio\":$(ratio "$fuse4" "$native4")$peers}"

@@ -5,3 +5,8 @@ cd "$(dirname "$0")"
 bash open_manifest.sh
 bash cat_stitched.sh
 bash restore_tree.sh
+bash backup_tree.sh
+bash mount_read.sh
+bash mount_tree.sh
+bash store_year.sh
+bash store_memory.sh

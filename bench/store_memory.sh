@@ -22,7 +22,7 @@ done
 prev=""
 for d in $(seq 1 "$days"); do
   head -c 4096 /dev/urandom >> "$S/logs/app.log"
-  printf 'day %d\n' "$d" >> "$S/db/table_$((d % 50))/part_0/data_$((d % 50 + 50)).bin" 2>/dev/null || true
+  printf "day %d\n" "$d" >> "$S/db/table_$((d % 50))/part_1/data_$((d % 50 + 50)).bin"
   name=$(printf 'day-%03d' "$d")
   ts=$(date -u -d "2026-01-01 +$((d - 1)) days" '+%F 03:00:00')
   base=()

@@ -77,6 +77,10 @@ class Resolver {
   }
 
   void Tag(uint32_t rep, uint32_t level, const FileEntry& e) {
+    if (level == 0) {
+      tagged_.push_back({rep, {ResolvedBackup::kOwnFile, 0, e.stored_size()}});
+      return;
+    }
     std::string key = std::to_string(level) + '/';
     key += e.data_file;
     auto [it, inserted] = file_ids_.emplace(std::move(key), out_->files_.size());
@@ -93,8 +97,9 @@ class Resolver {
       const FileEntry e = m.entry(i);
       if (r_.origins) follow_.push_back({i, i});
       if (e.size == 0 || RepOf(m, i) != i) continue;
+      if (!e.uses_base()) continue;  // Its own data file, whole: no extent kept.
       if (e.has_data_file()) Tag(i, 0, e);
-      if (e.uses_base()) pending_.push_back({i, e.base_size, e.base_checksum});
+      pending_.push_back({i, e.base_size, e.base_checksum});
     }
     if (r_.origins) {
       out_->origins_.resize(m.num_entries());
@@ -131,6 +136,7 @@ class Resolver {
     std::stable_sort(tagged_.begin(), tagged_.end(), [](const Tagged& a, const Tagged& b) {
       return a.rep != b.rep ? a.rep < b.rep : a.x.level > b.x.level;
     });
+    if (tagged_.empty()) return;
     const size_t n = out_->top_->manifest().num_entries();
     out_->first_extent_.assign(n + 1, 0);
     out_->extents_.reserve(tagged_.size());
@@ -142,7 +148,6 @@ class Resolver {
       }
     }
     out_->first_extent_[n] = static_cast<uint32_t>(pos);
-    out_->open_.resize(out_->files_.size());
     out_->names_.shrink_to_fit();
     out_->files_.shrink_to_fit();
   }
@@ -164,35 +169,46 @@ StatusOr<std::shared_ptr<const ResolvedBackup>> ResolvedBackup::Open(const std::
 
 size_t ResolvedBackup::Rep(size_t entry) const { return RepOf(top_->manifest(), entry); }
 
-std::span<const ResolvedBackup::FlatExtent> ResolvedBackup::Extents(size_t entry) const {
+std::vector<ResolvedBackup::FlatExtent> ResolvedBackup::Extents(size_t entry) const {
   const size_t r = Rep(entry);
-  return {extents_.data() + first_extent_[r], first_extent_[r + 1] - first_extent_[r]};
+  if (!first_extent_.empty() && first_extent_[r + 1] > first_extent_[r]) {
+    return {extents_.begin() + first_extent_[r], extents_.begin() + first_extent_[r + 1]};
+  }
+  const FileEntry e = top_->manifest().entry(r);
+  if (e.size == 0) return {};
+  return {{kOwnFile, 0, e.size}};
 }
 
 ResolvedBackup::Origin ResolvedBackup::origin(size_t entry) const {
   return origins_.empty() ? Origin{0, static_cast<uint32_t>(entry)} : origins_[entry];
 }
 
-StatusOr<std::shared_ptr<const DataFile>> ResolvedBackup::OpenDataFile(const FlatExtent& x) const {
+StatusOr<std::shared_ptr<const DataFile>> ResolvedBackup::OpenDataFile(size_t rep,
+                                                                       const FlatExtent& x) const {
+  const bool own = x.file == kOwnFile;
+  const uint64_t key = own ? rep : (uint64_t{1} << 32) | x.file;
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto cached = open_[x.file].lock()) return cached;
-  const DataFileName& f = files_[x.file];
-  ASSIGN_OR_RETURN(auto file, DataFile::Open(fd_cache_, levels_[f.level].folder,
-                                             names_.substr(f.offset, f.length)));
-  open_[x.file] = file;
+  if (auto cached = open_[key].lock()) return cached;
+  std::string name = own ? std::string(top_->manifest().entry(rep).data_file)
+                         : names_.substr(files_[x.file].offset, files_[x.file].length);
+  ASSIGN_OR_RETURN(auto file, DataFile::Open(fd_cache_, levels_[x.level].folder, std::move(name)));
+  open_[key] = file;
+  if (++inserts_ % 1024 == 0) {  // Forget the files no reader holds any more.
+    std::erase_if(open_, [](const auto& kv) { return kv.second.expired(); });
+  }
   return file;
 }
 
 StatusOr<std::shared_ptr<const RandomAccessFile>> ResolvedBackup::Stitch(
-    std::span<const FlatExtent> extents) const {
+    size_t rep, std::span<const FlatExtent> extents) const {
   std::vector<Segment> segments;
   segments.reserve(extents.size());
   for (const FlatExtent& x : extents) {
-    ASSIGN_OR_RETURN(auto file, OpenDataFile(x));
+    ASSIGN_OR_RETURN(auto file, OpenDataFile(rep, x));
     if (file->size() != x.length) {
       return Status::BackupDamaged("data file " + file->display_name() + " has " +
-                                   std::to_string(file->size()) + " bytes, the manifest declares " +
-                                   std::to_string(x.length));
+                                   std::to_string(file->size()) +
+                                   " bytes, the manifest declares " + std::to_string(x.length));
     }
     segments.push_back({std::move(file), 0, x.length});
   }
@@ -200,20 +216,28 @@ StatusOr<std::shared_ptr<const RandomAccessFile>> ResolvedBackup::Stitch(
   return std::shared_ptr<const RandomAccessFile>(std::make_shared<ConcatFile>(std::move(segments)));
 }
 
+Status ResolvedBackup::AboutEntry(size_t entry, const Status& s) const {
+  return s.WithPrefix(top_->Prefix() + "entry \"" +
+                      std::string(top_->manifest().entry(entry).name) + "\": ");
+}
+
 StatusOr<std::shared_ptr<const RandomAccessFile>> ResolvedBackup::OpenEntry(size_t entry) const {
-  auto r = Stitch(Extents(entry));
+  auto r = Stitch(Rep(entry), Extents(entry));
   if (r.ok()) return r;
-  return r.status().WithPrefix(top_->Prefix() + "entry \"" +
-                               std::string(top_->manifest().entry(entry).name) + "\": ");
+  return AboutEntry(entry, r.status());
 }
 
 StatusOr<std::shared_ptr<const RandomAccessFile>> ResolvedBackup::OpenStoredTail(
     size_t entry) const {
-  auto x = Extents(entry);
-  auto r = Stitch(!x.empty() && x.back().level == 0 ? x.last(1) : x.first(0));
+  std::vector<FlatExtent> x = Extents(entry);
+  if (!x.empty() && x.back().level == 0) {
+    x.erase(x.begin(), x.end() - 1);
+  } else {
+    x.clear();
+  }
+  auto r = Stitch(Rep(entry), x);
   if (r.ok()) return r;
-  return r.status().WithPrefix(top_->Prefix() + "entry \"" +
-                               std::string(top_->manifest().entry(entry).name) + "\": ");
+  return AboutEntry(entry, r.status());
 }
 
 BackupStats ResolvedBackup::Stats() const {
@@ -227,7 +251,7 @@ BackupStats ResolvedBackup::Stats() const {
 size_t ResolvedBackup::MemoryUsage() const {
   return extents_.capacity() * sizeof(FlatExtent) + first_extent_.capacity() * 4 +
          files_.capacity() * sizeof(DataFileName) + names_.capacity() +
-         origins_.capacity() * sizeof(Origin) + open_.capacity() * sizeof(open_[0]);
+         origins_.capacity() * sizeof(Origin);
 }
 
 }  // namespace stitchfs::engine

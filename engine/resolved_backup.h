@@ -8,8 +8,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/backup_chain.h"
@@ -35,8 +35,9 @@ class ResolvedBackup {
     int64_t time_ns = 0;  // The timestamp, parsed (local time).
     const std::string& path() const { return folder->path; }
   };
+  static constexpr uint32_t kOwnFile = UINT32_MAX;
   struct FlatExtent {   // `length` bytes from the start of data file `file`.
-    uint32_t file = 0;  // Index into the data file table.
+    uint32_t file = 0;  // Index into the data file table; kOwnFile: the top entry's own.
     uint32_t level = 0;
     uint64_t length = 0;
   };
@@ -54,8 +55,8 @@ class ResolvedBackup {
   const Backup& top() const { return *top_; }
   size_t depth() const { return levels_.size(); }
   const Level& level(size_t i) const { return levels_[i]; }  // REQUIRES: i < depth().
-  // The extents of entry `entry`, in file order (empty for an empty file).
-  std::span<const FlatExtent> Extents(size_t entry) const;
+  // The extents of entry `entry`, in file order (none for an empty file).
+  std::vector<FlatExtent> Extents(size_t entry) const;
   // Where entry `entry` has been unchanged since ({0, entry} without ResolveOptions::origins).
   Origin origin(size_t entry) const;
 
@@ -74,19 +75,26 @@ class ResolvedBackup {
   };
   ResolvedBackup() = default;
   size_t Rep(size_t entry) const;  // The entry whose extents serve `entry`.
-  StatusOr<std::shared_ptr<const RandomAccessFile>> Stitch(std::span<const FlatExtent> x) const;
-  StatusOr<std::shared_ptr<const DataFile>> OpenDataFile(const FlatExtent& x) const;
+  StatusOr<std::shared_ptr<const RandomAccessFile>> Stitch(size_t rep,
+                                                           std::span<const FlatExtent> x) const;
+  StatusOr<std::shared_ptr<const DataFile>> OpenDataFile(size_t rep, const FlatExtent& x) const;
+  Status AboutEntry(size_t entry, const Status& s) const;  // s, prefixed with backup and entry.
 
   std::shared_ptr<const Backup> top_;
   std::shared_ptr<FdCache> fd_cache_;
   std::vector<Level> levels_;
+  // Only files that read from a base have extents here ([first_extent_[rep],
+  // first_extent_[rep + 1])); the others are their own data file, whole. Level-0 data files are
+  // named by the manifest; the bases' ones by files_ (so a full backup costs nothing here).
   std::vector<FlatExtent> extents_;
-  std::vector<uint32_t> first_extent_;  // [entry], [num_entries] = extents_.size().
+  std::vector<uint32_t> first_extent_;  // [entry], [num_entries]; empty if extents_ is.
   std::vector<DataFileName> files_;
   std::string names_;
   std::vector<Origin> origins_;  // Empty without ResolveOptions::origins.
   mutable std::mutex mu_;
-  mutable std::vector<std::weak_ptr<const DataFile>> open_;  // [file]; guarded by mu_.
+  // Data files some reader holds: key rep (own files) or 2^32 + file. Guarded by mu_.
+  mutable std::unordered_map<uint64_t, std::weak_ptr<const DataFile>> open_;
+  mutable uint64_t inserts_ = 0;
 };
 
 }  // namespace stitchfs::engine

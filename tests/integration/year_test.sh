@@ -88,6 +88,32 @@ fi
 check "the last day verifies through its whole chain" "$STITCH" verify "$work/store/$(day_name "$DAYS")" >/dev/null
 fusermount3 -u "$M"
 
+# Shared inodes, with memory bounds so small that backups are evicted and reopened all the time.
+"$STITCHFS" "$work/store" "$M" -o share_inodes,max_backups=3,cache_mb=1,manifest_cache_mb=1 ||
+  { echo "mount failed"; exit 1; }
+same=0 tried=0
+for d in $(seq 1 7 "$DAYS"); do
+  name=$(day_name "$d")
+  tried=$((tried + 1))
+  diff -r --no-dereference "$work/expected-$name" "$M/$name" >/dev/null && same=$((same + 1))
+done
+check "every 7th day equals its tree with tight memory bounds" test "$same" = "$tried"
+week=()
+for d in $(seq $((DAYS > 8 ? DAYS - 7 : 1)) "$DAYS"); do week+=("$M/$(day_name "$d")"); done
+rsync -aH "${week[@]}" "$work/week/"
+same=0
+for w in "${week[@]}"; do
+  diff -r --no-dereference "$work/expected-$(basename "$w")" "$work/week/$(basename "$w")" >/dev/null && same=$((same + 1))
+done
+check "rsync -aH of the last week copies every day exactly" test "$same" = "${#week[@]}"
+files=$(find "$work/week" -type f | wc -l)
+inodes=$(find "$work/week" -type f -printf '%i\n' | sort -u | wc -l)
+check "rsync -aH linked the unchanged files ($inodes inodes for $files files)" test "$((inodes * 3))" -lt "$files"
+all=$(du -s --apparent-size -B1 "$M" | cut -f1)
+one=$(du -s --apparent-size -B1 "$M/$(day_name "$DAYS")" | cut -f1)
+check "du of the whole year counts unchanged files once" test "$all" -lt "$((one * DAYS / 4))"
+fusermount3 -u "$M"
+
 # Prune the year with several policies; every kept day must still equal its tree.
 for policy in "--keep-last 7" "--keep-daily 30 --keep-monthly 12" "--keep-monthly 3"; do
   rm -rf "$work/pruned"
