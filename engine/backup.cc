@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "engine/manifest_cache.h"
 #include "engine/manifest_reader.h"
 
 namespace stitchfs::engine {
@@ -22,6 +23,11 @@ ManifestIdentity IdentityOf(const struct stat& st) {
 }  // namespace
 
 StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
+  return Open(dir, ManifestCache::Default());
+}
+
+StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir,
+                                                     const ManifestCache* cache) {
   // Absolute, so messages and mounts (which change folder) name it unambiguously.
   std::error_code ec;
   std::string path = std::filesystem::absolute(dir, ec).lexically_normal().string();
@@ -48,11 +54,15 @@ StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
     return Status::BackupNotFound("Backup " + path + ": fstat .backup", errno);
   if (!S_ISREG(st.st_mode))
     return Status::BackupNotFound("Backup " + path + ": .backup is not a file");
-  ASSIGN_OR_RETURN(auto manifest,
-                   ReadManifestFd(fd.get(), path, static_cast<uint64_t>(st.st_size)));
+  const ManifestIdentity id = IdentityOf(st);
+  if (id.size < ManifestCache::kMinManifestBytes) cache = nullptr;
+  std::unique_ptr<const Manifest> manifest = cache ? cache->Load(id) : nullptr;
+  if (!manifest) {
+    ASSIGN_OR_RETURN(manifest, ReadManifestFd(fd.get(), path, id.size));
+    if (cache) cache->Store(id, *manifest);
+  }
   auto folder = std::make_shared<const BackupFolder>(BackupFolder{path, std::move(dir_fd)});
-  return std::shared_ptr<const Backup>(
-      new Backup(std::move(folder), std::move(manifest), IdentityOf(st)));
+  return std::shared_ptr<const Backup>(new Backup(std::move(folder), std::move(manifest), id));
 }
 
 std::optional<ManifestIdentity> StatManifest(const std::string& dir) {

@@ -32,12 +32,18 @@ struct ManifestIdentity {
 // The identity of `dir`/.backup now, or nullopt if it cannot be stat'ed.
 std::optional<ManifestIdentity> StatManifest(const std::string& dir);
 
+class ManifestCache;
+
 // Thread-safe (immutable).
 class Backup {
  public:
-  // Opens the backup in folder `dir` and parses its `.backup`. Errors: kBackupNotFound (no
-  // folder, no `.backup`, unreadable), and every error of ReadManifestFd.
+  // Opens the backup in folder `dir` and parses its `.backup`, or loads it from `cache`
+  // (ManifestCache::Default() for the first form; none if nullptr), storing it there after a
+  // parse. Errors: kBackupNotFound (no folder, no `.backup`, unreadable), and every error of
+  // ReadManifestFd.
   static StatusOr<std::shared_ptr<const Backup>> Open(const std::string& dir);
+  static StatusOr<std::shared_ptr<const Backup>> Open(const std::string& dir,
+                                                      const ManifestCache* cache);
 
   const std::string& path() const { return folder_->path; }
   int dir_fd() const { return folder_->fd.get(); }

@@ -46,7 +46,7 @@ std::optional<size_t> Manifest::FindByContent(uint64_t size, const Checksum& che
 }
 
 size_t Manifest::MemoryUsage() const {
-  return entries_.capacity() * sizeof(Record) + arena_bytes_ +
+  return entries_.size() * sizeof(Record) + arena_bytes_ +
          (by_name_.capacity() + by_content_.capacity()) * sizeof(uint32_t) +
          meta_.capacity() * sizeof(PosixMeta) + nodes_.capacity() * sizeof(NodeRecord);
 }
@@ -132,6 +132,11 @@ std::unique_ptr<const Manifest> ManifestBuilder::Finish() {
     const auto& y = m.entries_[b];
     return std::tie(x.size, x.checksum, a) < std::tie(y.size, y.checksum, b);
   });
+  for (size_t k = 0; k < m.by_content_.size(); ++k) {  // The first of each run is the rep.
+    Manifest::Record& r = m.entries_[m.by_content_[k]];
+    const Manifest::Record* prev = k ? &m.entries_[m.by_content_[k - 1]] : nullptr;
+    if (!prev || prev->size != r.size || prev->checksum != r.checksum) r.flags |= Manifest::kRep;
+  }
   block_ = nullptr;
   block_left_ = 0;
   return std::unique_ptr<const Manifest>(std::exchange(m_, std::make_unique<Manifest>()));

@@ -56,6 +56,8 @@ class Manifest {
   // The first entry (in manifest order) with this content key; size must be > 0. This is the
   // entry whose data location and base coverage readers use for every copy of the content.
   std::optional<size_t> FindByContent(uint64_t size, const Checksum& checksum) const;
+  // True if entry `i` is the one FindByContent returns for its content (REQUIRES: size > 0).
+  bool IsContentRep(size_t i) const { return (entries_[i].flags & kRep) != 0; }
   // Entry indexes sorted by name (byte order), duplicates of a name removed (first kept).
   const std::vector<uint32_t>& by_name() const { return by_name_; }
 
@@ -63,11 +65,13 @@ class Manifest {
   size_t num_nodes() const { return nodes_.size(); }
   Node node(size_t i) const;
 
-  // Bytes of heap used by the entry table, the names and the indexes (for measurements).
+  // Bytes of heap in use by the entry table, the names and the indexes (for measurements and
+  // memory bounds; address space reserved but never touched is not counted).
   size_t MemoryUsage() const;
 
  private:
   friend class ManifestBuilder;
+  friend struct ManifestFile;
   struct Record {
     uint64_t size;
     uint64_t base_size;
@@ -89,6 +93,7 @@ class Manifest {
     PosixMeta meta;
   };
   static constexpr uint32_t kEncrypted = 1;
+  static constexpr uint32_t kRep = 2;  // First entry (in manifest order) of its content.
   static constexpr uint32_t kNoMeta = UINT32_MAX;
 
   std::string_view NameOf(uint32_t i) const { return {entries_[i].name, entries_[i].name_len}; }

@@ -17,19 +17,19 @@ Status CheckRelativePath(std::string_view path) {
   if (path.front() == '/') {
     return Status::InsecurePath("path " + Quoted(path) + " is an absolute path");
   }
+  // One pass over the characters (this runs for every name of every manifest loaded).
   size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    std::string_view part = path.substr(start, end - start);
-    if (part == "..") {
+  for (size_t i = 0; i <= path.size(); ++i) {
+    if (i < path.size() && path[i] != '/') continue;
+    const size_t len = i - start;
+    if (len == 2 && path[start] == '.' && path[start + 1] == '.') {
       return Status::InsecurePath("path " + Quoted(path) +
                                   " resolves to a path outside the backup");
     }
-    if (part.empty() || part == ".") {
+    if (len == 0 || (len == 1 && path[start] == '.')) {
       return Status::InsecurePath("path " + Quoted(path) + " is not a normalized path");
     }
-    start = end + 1;
+    start = i + 1;
   }
   return Status::OK();
 }

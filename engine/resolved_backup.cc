@@ -21,6 +21,7 @@ bool Unchanged(const FileEntry& a, const FileEntry& b) {
 
 // The entry whose data and base coverage serve every copy of `i`'s content.
 size_t RepOf(const Manifest& m, size_t i) {
+  if (m.IsContentRep(i)) return i;
   const FileEntry e = m.entry(i);
   return e.size == 0 ? i : *m.FindByContent(e.size, e.checksum);
 }
@@ -207,8 +208,8 @@ StatusOr<std::shared_ptr<const RandomAccessFile>> ResolvedBackup::Stitch(
     ASSIGN_OR_RETURN(auto file, OpenDataFile(rep, x));
     if (file->size() != x.length) {
       return Status::BackupDamaged("data file " + file->display_name() + " has " +
-                                   std::to_string(file->size()) +
-                                   " bytes, the manifest declares " + std::to_string(x.length));
+                                   std::to_string(file->size()) + " bytes, the manifest declares " +
+                                   std::to_string(x.length));
     }
     segments.push_back({std::move(file), 0, x.length});
   }

@@ -1,7 +1,6 @@
 #include "fs/inode_table.h"
 
 #include <algorithm>
-#include <map>
 #include <string>
 #include <unordered_map>
 
@@ -26,13 +25,21 @@ class Builder {
     dirs_[std::string_view()] = InodeTable::kRoot;
   }
 
-  // The folder inode for `path`, created (with its parents) if missing.
+  // The folder inode for `path`, created (with its parents) if missing. Names come sorted, so
+  // the last folder asked for is remembered.
   uint32_t Dir(std::string_view path) {
-    if (auto it = dirs_.find(path); it != dirs_.end()) return it->second;
-    const uint32_t parent = Dir(ParentOf(path));
-    const uint32_t ino = New(InodeType::kDir, parent, InodeTable::kNoRef);
-    dirs_[path] = ino;
-    links_.push_back({parent, LeafOf(path), ino});
+    if (path == last_path_ && last_ino_ != 0) return last_ino_;
+    uint32_t ino;
+    if (auto it = dirs_.find(path); it != dirs_.end()) {
+      ino = it->second;
+    } else {
+      const uint32_t parent = Dir(ParentOf(path));
+      ino = New(InodeType::kDir, parent, InodeTable::kNoRef);
+      dirs_[path] = ino;
+      links_.push_back({parent, LeafOf(path), ino});
+    }
+    last_path_ = path;
+    last_ino_ = ino;
     return ino;
   }
 
@@ -45,6 +52,14 @@ class Builder {
     links_.push_back({Dir(ParentOf(path)), LeafOf(path), ino});
   }
   bool IsDir(std::string_view path) const { return dirs_.count(path) > 0; }
+  // Every folder path, sorted (for a merge against sorted names).
+  std::vector<std::string_view> SortedDirs() const {
+    std::vector<std::string_view> out;
+    out.reserve(dirs_.size());
+    for (const auto& [path, ino] : dirs_) out.push_back(path);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
   void SetDirRef(std::string_view path, uint32_t node) { (*inodes_)[Dir(path) - 1].ref = node; }
 
   struct LinkRec {
@@ -57,7 +72,27 @@ class Builder {
  private:
   std::vector<Inode>* inodes_;
   std::unordered_map<std::string_view, uint32_t> dirs_;
+  std::string_view last_path_;
+  uint32_t last_ino_ = 0;
 };
+
+// Orders `links` by (parent, name): a counting sort by parent (stable), then each folder's
+// names, which mostly come sorted already (the manifest is sorted by full path).
+template <typename Link>
+void SortLinks(std::vector<Link>* links, size_t num_inodes) {
+  std::vector<uint32_t> start(num_inodes + 2, 0);
+  for (const Link& l : *links) ++start[l.parent + 1];
+  for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+  std::vector<Link> sorted(links->size());
+  std::vector<uint32_t> next(start.begin(), start.end() - 1);
+  for (const Link& l : *links) sorted[next[l.parent]++] = l;
+  for (size_t p = 0; p + 1 < start.size(); ++p) {
+    auto first = sorted.begin() + start[p], last = sorted.begin() + start[p + 1];
+    auto by_name = [](const Link& x, const Link& y) { return x.name < y.name; };
+    if (!std::is_sorted(first, last, by_name)) std::stable_sort(first, last, by_name);
+  }
+  links->swap(sorted);
+}
 
 }  // namespace
 
@@ -76,10 +111,19 @@ InodeTable InodeTable::Build(const engine::Manifest& m, std::vector<std::string>
   // Every folder first, so a name that is both a file and a folder resolves to the folder.
   for (uint32_t i : m.by_name()) b.Dir(ParentOf(m.entry(i).name));
   for (auto [name, node] : symlinks) b.Dir(ParentOf(name));
-  std::map<std::pair<uint64_t, uint64_t>, uint32_t> hard_links;  // source (dev, ino) -> inode
-  for (uint32_t i : m.by_name()) {
+  struct PairHash {
+    size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
+      return std::hash<uint64_t>()(p.first * 0x9e3779b97f4a7c15ULL ^ p.second);
+    }
+  };
+  // Source (dev, ino) -> inode.
+  std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> hard_links;
+  const std::vector<std::string_view> dirs = b.SortedDirs();
+  auto next_dir = dirs.begin();
+  for (uint32_t i : m.by_name()) {  // Names sorted: a merge finds those that are folders.
     engine::FileEntry e = m.entry(i);
-    if (b.IsDir(e.name)) {
+    while (next_dir != dirs.end() && *next_dir < e.name) ++next_dir;
+    if (next_dir != dirs.end() && *next_dir == e.name) {
       conflicts->push_back(std::string(e.name));
       continue;
     }
@@ -105,9 +149,7 @@ InodeTable InodeTable::Build(const engine::Manifest& m, std::vector<std::string>
     b.Link(name, b.New(InodeType::kSymlink, 0, node));
   }
   auto& links = b.links_;
-  std::stable_sort(links.begin(), links.end(), [](const auto& x, const auto& y) {
-    return std::tie(x.parent, x.name) < std::tie(y.parent, y.name);
-  });
+  SortLinks(&links, t.inodes_.size());
   // Duplicate names in one folder: keep the first.
   links.erase(std::unique(links.begin(), links.end(),
                           [](const auto& x, const auto& y) {

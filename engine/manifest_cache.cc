@@ -1,0 +1,102 @@
+#include "engine/manifest_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "engine/manifest_file.h"
+#include "engine/unique_fd.h"
+
+namespace stitchfs::engine {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+}  // namespace
+
+const ManifestCache* ManifestCache::Default() {
+  static const ManifestCache* cache = []() -> const ManifestCache* {
+    std::string dir = Env("STITCH_CACHE_DIR");
+    if (dir == "off") return nullptr;
+    if (dir.empty() && !Env("XDG_CACHE_HOME").empty()) dir = Env("XDG_CACHE_HOME") + "/stitchfs";
+    if (dir.empty() && !Env("HOME").empty()) dir = Env("HOME") + "/.cache/stitchfs";
+    if (dir.empty()) return nullptr;
+    const std::string mb = Env("STITCH_CACHE_MB");
+    const uint64_t max_mb = mb.empty() ? 4096 : std::strtoull(mb.c_str(), nullptr, 10);
+    return new ManifestCache(std::filesystem::absolute(dir).string(), max_mb << 20);
+  }();
+  return cache;
+}
+
+std::string ManifestCache::FileFor(const ManifestIdentity& id) const {
+  const XXH128_hash_t h = XXH3_128bits(&id, sizeof id);
+  char name[64];
+  std::snprintf(name, sizeof name, "/%016llx%016llx.manifest",
+                static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return dir_ + name;
+}
+
+std::unique_ptr<const Manifest> ManifestCache::Load(const ManifestIdentity& id) const {
+  const std::string path = FileFor(id);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return nullptr;
+  auto m = ManifestFile::Read(fd.get(), id);
+  if (!m.ok()) {
+    ::unlink(path.c_str());  // Damaged or stale: the next store replaces it.
+    return nullptr;
+  }
+  ::futimens(fd.get(), nullptr);  // Recently used (Trim removes the oldest first).
+  return std::move(*m);
+}
+
+void ManifestCache::Store(const ManifestIdentity& id, const Manifest& m) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  ::chmod(dir_.c_str(), 0700);
+  const std::string path = FileFor(id);
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd) return;
+  if (!ManifestFile::Write(fd.get(), m, id).ok() || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return;
+  }
+  Trim();
+}
+
+void ManifestCache::Trim() const {
+  struct File {
+    std::filesystem::path path;
+    int64_t mtime;
+    uint64_t size;
+  };
+  std::vector<File> files;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& d : std::filesystem::directory_iterator(dir_, ec)) {
+    struct stat st;
+    if (d.path().extension() != ".manifest" || ::stat(d.path().c_str(), &st) != 0) continue;
+    files.push_back({d.path(), int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec,
+                     static_cast<uint64_t>(st.st_size)});
+    total += files.back().size;
+  }
+  std::sort(files.begin(), files.end(),
+            [](const File& a, const File& b) { return a.mtime < b.mtime; });
+  for (size_t i = 0; i + 1 < files.size() && total > max_; ++i) {  // The newest stays.
+    std::filesystem::remove(files[i].path, ec);
+    total -= files[i].size;
+  }
+}
+
+}  // namespace stitchfs::engine

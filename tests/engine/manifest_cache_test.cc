@@ -1,0 +1,227 @@
+#include "engine/manifest_cache.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "engine/manifest_file.h"
+#include "engine/unique_fd.h"
+#include "tests/testutil/fixture.h"
+
+namespace stitchfs::engine {
+namespace {
+
+using testutil::TempDir;
+
+// Every kind of entry: plain, stitched, deduplicated, encrypted, empty, with and without
+// metadata; a folder node and a symlink node.
+std::unique_ptr<const Manifest> Sample(size_t extra = 0) {
+  ManifestBuilder b;
+  ManifestHeader h;
+  h.version = 2;
+  h.timestamp = "2026-12-02 10:00:00";
+  h.uuid = "11111111-2222-4333-8444-555555555555";
+  h.base_backup = "File('../base')";
+  h.base_backup_uuid = "66666666-2222-4333-8444-555555555555";
+  h.deduplicate_files = true;
+  h.algorithm = ChecksumAlgorithm::kXxh3;
+  b.set_header(h);
+  PosixMeta meta{0644, 1000, 1001, 1234567890123456789, 42, 7, 8};
+  auto add = [&b](std::string name, uint64_t size, uint64_t base, uint64_t sum, std::string df,
+                  std::optional<PosixMeta> m, bool enc = false) {
+    FileEntry e;
+    e.name = name;
+    e.size = size;
+    e.base_size = base;
+    e.checksum = {sum, sum * 3};
+    e.base_checksum = base ? Checksum{sum + 1, sum} : e.checksum;
+    e.data_file = df.empty() ? e.name : df;
+    e.meta = m;
+    e.encrypted_by_disk = enc;
+    ASSERT_TRUE(b.Add(e).ok());
+  };
+  add("data/a.bin", 100, 0, 1, "", meta);
+  add("data/b.bin", 100, 0, 1, "data/a.bin", std::nullopt);
+  add("logs/app.log", 5000, 4000, 2, "", meta);
+  add("empty", 0, 0, 0, "", std::nullopt);
+  add("secret", 10, 0, 3, "", std::nullopt, true);
+  for (size_t i = 0; i < extra; ++i) {
+    add("many/entry_with_a_long_enough_name_" + std::to_string(i), i + 1, 0, i + 10, "", meta);
+  }
+  b.AddNode({NodeType::kDir, "empty_dir", "", meta});
+  b.AddNode({NodeType::kSymlink, "link", "../data/a.bin", meta});
+  return b.Finish();
+}
+
+void ExpectSame(const Manifest& a, const Manifest& b) {
+  EXPECT_EQ(a.header().uuid, b.header().uuid);
+  EXPECT_EQ(a.header().timestamp, b.header().timestamp);
+  EXPECT_EQ(a.header().base_backup, b.header().base_backup);
+  EXPECT_EQ(a.header().base_backup_uuid, b.header().base_backup_uuid);
+  EXPECT_EQ(a.header().deduplicate_files, b.header().deduplicate_files);
+  EXPECT_EQ(a.header().algorithm, b.header().algorithm);
+  EXPECT_EQ(a.header().version, b.header().version);
+  ASSERT_EQ(a.num_entries(), b.num_entries());
+  for (size_t i = 0; i < a.num_entries(); ++i) {
+    const FileEntry x = a.entry(i), y = b.entry(i);
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.data_file, y.data_file);
+    EXPECT_EQ(x.size, y.size);
+    EXPECT_EQ(x.base_size, y.base_size);
+    EXPECT_EQ(x.checksum, y.checksum);
+    EXPECT_EQ(x.base_checksum, y.base_checksum);
+    EXPECT_EQ(x.encrypted_by_disk, y.encrypted_by_disk);
+    EXPECT_EQ(x.meta, y.meta);
+    EXPECT_EQ(b.FindByName(x.name), a.FindByName(x.name));
+    if (x.size) {
+      EXPECT_EQ(b.FindByContent(x.size, x.checksum), a.FindByContent(x.size, x.checksum));
+      EXPECT_EQ(b.IsContentRep(i), a.IsContentRep(i));
+    }
+  }
+  ASSERT_EQ(a.num_nodes(), b.num_nodes());
+  for (size_t i = 0; i < a.num_nodes(); ++i) {
+    EXPECT_EQ(a.node(i).name, b.node(i).name);
+    EXPECT_EQ(a.node(i).target, b.node(i).target);
+    EXPECT_EQ(a.node(i).type, b.node(i).type);
+    EXPECT_EQ(a.node(i).meta, b.node(i).meta);
+  }
+  EXPECT_EQ(a.by_name(), b.by_name());
+}
+
+const ManifestIdentity kId{1, 2, 3, 4, 5};
+
+std::string WriteToFile(const TempDir& dir, const Manifest& m) {
+  const std::string path = dir / "m.bin";
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600));
+  EXPECT_TRUE(ManifestFile::Write(fd.get(), m, kId).ok());
+  return path;
+}
+
+StatusOr<std::unique_ptr<const Manifest>> ReadFromFile(const std::string& path,
+                                                       const ManifestIdentity& id = kId) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY));
+  return ManifestFile::Read(fd.get(), id);
+}
+
+TEST(ManifestFileTest, RoundTripKeepsEverything) {
+  TempDir dir;
+  auto m = Sample(100);
+  auto back = ReadFromFile(WriteToFile(dir, *m));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ExpectSame(*m, **back);
+}
+
+TEST(ManifestFileTest, AnotherIdentityIsAMiss) {
+  TempDir dir;
+  const std::string path = WriteToFile(dir, *Sample());
+  ManifestIdentity other = kId;
+  other.ctime_ns += 1;
+  EXPECT_EQ(ReadFromFile(path, other).status().code(), ErrorCode::kBackupDamaged);
+}
+
+TEST(ManifestFileTest, EveryFlippedByteOrTruncationIsRefused) {
+  TempDir dir;
+  const std::string path = WriteToFile(dir, *Sample(3));
+  const std::string good = testutil::ReadFile(path);
+  for (size_t pos = 0; pos < good.size(); pos += 7) {
+    std::string bad = good;
+    bad[pos] = static_cast<char>(bad[pos] ^ 0x20);
+    testutil::WriteFile(path, bad);
+    auto r = ReadFromFile(path);
+    if (r.ok()) {  // Only padding may change without notice, and then nothing else does.
+      ExpectSame(*Sample(3), **r);
+    }
+  }
+  testutil::WriteFile(path, good.substr(0, good.size() - 1));
+  EXPECT_FALSE(ReadFromFile(path).ok());
+}
+
+// Rewrites the name "logs/app.log" in a cached file as `replacement` (same length) and fixes
+// the checksum, as someone able to write the cache folder could.
+void ForgeName(const std::string& path, const std::string& replacement) {
+  std::string bytes = testutil::ReadFile(path);
+  const size_t at = bytes.rfind("logs/app.log");
+  ASSERT_NE(at, std::string::npos);
+  bytes.replace(at, 12, replacement);
+  constexpr size_t kHeader = 8 + 16 + sizeof(ManifestIdentity) + 7 * 8 + 16;
+  const XXH128_hash_t h = XXH3_128bits(bytes.data() + kHeader, bytes.size() - kHeader);
+  std::memcpy(bytes.data() + kHeader - 16, &h.low64, 8);
+  std::memcpy(bytes.data() + kHeader - 8, &h.high64, 8);
+  testutil::WriteFile(path, bytes);
+}
+
+TEST(ManifestFileTest, AHostileNameWithAValidChecksumIsStillRefused) {
+  TempDir dir;
+  const std::string path = WriteToFile(dir, *Sample());
+  ForgeName(path, "logs/app.lo2");
+  auto harmless = ReadFromFile(path);
+  ASSERT_TRUE(harmless.ok()) << "the forgery itself is consistent";
+  EXPECT_TRUE((*harmless)->FindByName("logs/app.lo2").has_value());
+  ForgeName(WriteToFile(dir, *Sample()), "../escape.lo");
+  EXPECT_EQ(ReadFromFile(path).status().code(), ErrorCode::kBackupDamaged);
+}
+
+TEST(ManifestCacheTest, StoresLoadsTrimsAndDropsDamage) {
+  TempDir dir;
+  ManifestCache cache(dir / "cache", 1 << 30);
+  EXPECT_EQ(cache.Load(kId), nullptr);
+  auto m = Sample(10);
+  cache.Store(kId, *m);
+  auto back = cache.Load(kId);
+  ASSERT_NE(back, nullptr);
+  ExpectSame(*m, *back);
+  ManifestIdentity other = kId;
+  other.mtime_ns = 99;
+  EXPECT_EQ(cache.Load(other), nullptr);
+  for (const auto& f : std::filesystem::directory_iterator(dir / "cache")) {
+    std::filesystem::resize_file(f.path(), 100);
+  }
+  EXPECT_EQ(cache.Load(kId), nullptr);
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "cache")) << "a damaged file is removed";
+
+  ManifestCache tiny(dir / "tiny", 1);  // Keeps only the newest file.
+  tiny.Store(kId, *m);
+  tiny.Store(other, *m);
+  EXPECT_EQ(tiny.Load(kId), nullptr);
+  EXPECT_NE(tiny.Load(other), nullptr);
+}
+
+TEST(ManifestCacheTest, BackupOpenUsesTheCacheAndNeverAStaleCopy) {
+  TempDir dir;
+  ManifestCache cache(dir / "cache", 1 << 30);
+  const std::string content = "x", pad(150, 'n');  // Long names: a manifest over 1 MiB.
+  testutil::FixtureBackup f(dir / "b");
+  f.AddStored("folder/first", content);
+  for (int i = 0; i < 5000; ++i) {
+    f.AddDuplicate("folder/" + pad + std::to_string(i), content, "folder/first");
+  }
+  ASSERT_OK(f.Write());
+  ASSERT_GE(std::filesystem::file_size(dir / "b/.backup"), ManifestCache::kMinManifestBytes);
+  auto first = Backup::Open(dir / "b", &cache);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir / "cache"),
+                          std::filesystem::directory_iterator()),
+            1);
+  auto second = Backup::Open(dir / "b", &cache);
+  ASSERT_TRUE(second.ok());
+  ExpectSame((*first)->manifest(), (*second)->manifest());
+
+  testutil::FixtureBackup g(dir / "g");
+  g.AddStored("other/first", content);
+  for (int i = 0; i < 5000; ++i) {
+    g.AddDuplicate("other/" + pad + std::to_string(i), content, "other/first");
+  }
+  ASSERT_OK(g.Write());
+  std::filesystem::rename(dir / "g/.backup", dir / "b/.backup");
+  auto third = Backup::Open(dir / "b", &cache);
+  ASSERT_TRUE(third.ok());
+  EXPECT_TRUE((*third)->manifest().FindByName("other/" + pad + "7").has_value())
+      << "a replaced .backup is parsed, not served from the cache";
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
