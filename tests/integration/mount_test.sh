@@ -93,6 +93,16 @@ check ".appended bytes are the file's tail" cmp "$M/.appended/logs/big.log" <(ta
 check ".appended of an unchanged file is empty" test "$(stat -c %s "$M/.appended/db/part_2/data.bin")" = 0
 check "8 threads of random preads, then mmap" "$PREAD_CHECK" "$M/logs/big.log" "$S/logs/big.log" 8 300
 
+# --- the other ways of serving requests ----------------------------------------------------
+mnt "$work/store/g2" "$work/m0" -o spin_us=0
+check "libfuse's multithreaded loop (spin_us=0): diff -r" diff -r --no-dereference "$S" "$work/m0"
+check "libfuse's loop: 8 threads of random preads" "$PREAD_CHECK" "$work/m0/logs/big.log" "$S/logs/big.log" 8 100
+umnt "$work/m0"
+mnt "$work/store/g2" "$work/m1" -s
+check "single-threaded (-s): diff -r" diff -r --no-dereference "$S" "$work/m1"
+check "single-threaded: 8 threads of random preads" "$PREAD_CHECK" "$work/m1/logs/big.log" "$S/logs/big.log" 8 100
+umnt "$work/m1"
+
 # --- read-only: every kind of write is EROFS ---------------------------------------------------
 erofs() { local out; out=$("$@" 2>&1); case "$out" in *"Read-only file system"*) ok ;; *) bad "not EROFS: $* ($out)" ;; esac; }
 erofs touch "$M/new"
