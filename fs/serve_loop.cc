@@ -105,7 +105,10 @@ class Loop {
       Stop();
       return false;
     }
-    last_request_ns_.store(NowNs());
+    const int64_t now = NowNs();
+    if (now - last_request_ns_.exchange(now) >= kActiveNs) {
+      watchdog_cv_.notify_one();  // Idle until now: the watchdog starts ticking.
+    }
     fuse_session_process_buf(se_, buf);
     return true;
   }
