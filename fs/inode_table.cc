@@ -17,11 +17,13 @@ std::string_view LeafOf(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+constexpr uint32_t kUnset = UINT32_MAX;  // first_child before the children are laid out.
+
 // Collects (parent ino, name, child ino) while inodes are created.
 class Builder {
  public:
   explicit Builder(std::vector<Inode>* inodes) : inodes_(inodes) {
-    inodes_->push_back({InodeType::kDir, InodeTable::kRoot, InodeTable::kNoRef, 0, 0, 2});
+    inodes_->push_back({InodeType::kDir, InodeTable::kRoot, InodeTable::kNoRef, kUnset, 2});
     dirs_[std::string_view()] = InodeTable::kRoot;
   }
 
@@ -36,7 +38,7 @@ class Builder {
       const uint32_t parent = Dir(ParentOf(path));
       ino = New(InodeType::kDir, parent, InodeTable::kNoRef);
       dirs_[path] = ino;
-      links_.push_back({parent, LeafOf(path), ino});
+      AddLink(parent, LeafOf(path), ino);
     }
     last_path_ = path;
     last_ino_ = ino;
@@ -44,12 +46,12 @@ class Builder {
   }
 
   uint32_t New(InodeType type, uint32_t parent, uint32_t ref) {
-    inodes_->push_back({type, parent, ref, 0, 0, type == InodeType::kDir ? 2u : 1u});
+    inodes_->push_back({type, parent, ref, kUnset, type == InodeType::kDir ? 2u : 1u});
     return static_cast<uint32_t>(inodes_->size());
   }
 
   void Link(std::string_view path, uint32_t ino) {
-    links_.push_back({Dir(ParentOf(path)), LeafOf(path), ino});
+    AddLink(Dir(ParentOf(path)), LeafOf(path), ino);
   }
   bool IsDir(std::string_view path) const { return dirs_.count(path) > 0; }
   // Every folder path, sorted (for a merge against sorted names).
@@ -62,11 +64,15 @@ class Builder {
   }
   void SetDirRef(std::string_view path, uint32_t node) { (*inodes_)[Dir(path) - 1].ref = node; }
 
-  struct LinkRec {
-    uint32_t parent;
-    std::string_view name;
-    uint32_t ino;
+  struct LinkRec {  // 24 bytes: there is one per name in the backup.
+    uint32_t parent, ino;
+    const char* name;
+    uint32_t name_len;
+    std::string_view Name() const { return {name, name_len}; }
   };
+  void AddLink(uint32_t parent, std::string_view name, uint32_t ino) {
+    links_.push_back({parent, ino, name.data(), static_cast<uint32_t>(name.size())});
+  }
   std::vector<LinkRec> links_;
 
  private:
@@ -76,22 +82,22 @@ class Builder {
   uint32_t last_ino_ = 0;
 };
 
-// Orders `links` by (parent, name): a counting sort by parent (stable), then each folder's
-// names, which mostly come sorted already (the manifest is sorted by full path).
+// The order of `links` by (parent, name), as indexes: a counting sort by parent (stable), then
+// each folder's names, which mostly come sorted already (the manifest is sorted by full path).
 template <typename Link>
-void SortLinks(std::vector<Link>* links, size_t num_inodes) {
+std::vector<uint32_t> SortLinks(const std::vector<Link>& links, size_t num_inodes) {
   std::vector<uint32_t> start(num_inodes + 2, 0);
-  for (const Link& l : *links) ++start[l.parent + 1];
+  for (const Link& l : links) ++start[l.parent + 1];
   for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
-  std::vector<Link> sorted(links->size());
-  std::vector<uint32_t> next(start.begin(), start.end() - 1);
-  for (const Link& l : *links) sorted[next[l.parent]++] = l;
-  for (size_t p = 0; p + 1 < start.size(); ++p) {
-    auto first = sorted.begin() + start[p], last = sorted.begin() + start[p + 1];
-    auto by_name = [](const Link& x, const Link& y) { return x.name < y.name; };
+  std::vector<uint32_t> order(links.size());
+  for (uint32_t i = 0; i < links.size(); ++i) order[start[links[i].parent]++] = i;
+  // start[p] is now the end of folder p's run, and the start of folder p + 1's.
+  auto by_name = [&links](uint32_t x, uint32_t y) { return links[x].Name() < links[y].Name(); };
+  for (size_t p = 0, begin = 0; p + 1 < start.size(); begin = start[p++]) {
+    auto first = order.begin() + begin, last = order.begin() + start[p];
     if (!std::is_sorted(first, last, by_name)) std::stable_sort(first, last, by_name);
   }
-  links->swap(sorted);
+  return order;
 }
 
 }  // namespace
@@ -111,6 +117,9 @@ InodeTable InodeTable::Build(const engine::Manifest& m, std::vector<std::string>
   // Every folder first, so a name that is both a file and a folder resolves to the folder.
   for (uint32_t i : m.by_name()) b.Dir(ParentOf(m.entry(i).name));
   for (auto [name, node] : symlinks) b.Dir(ParentOf(name));
+  const size_t names = m.by_name().size() + symlinks.size();  // No reallocation from here on.
+  t.inodes_.reserve(t.inodes_.size() + names + 1);            // (+ the sentinel)
+  b.links_.reserve(b.links_.size() + names);
   struct PairHash {
     size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
       return std::hash<uint64_t>()(p.first * 0x9e3779b97f4a7c15ULL ^ p.second);
@@ -148,34 +157,36 @@ InodeTable InodeTable::Build(const engine::Manifest& m, std::vector<std::string>
     }
     b.Link(name, b.New(InodeType::kSymlink, 0, node));
   }
-  auto& links = b.links_;
-  SortLinks(&links, t.inodes_.size());
-  // Duplicate names in one folder: keep the first.
-  links.erase(std::unique(links.begin(), links.end(),
-                          [](const auto& x, const auto& y) {
-                            return x.parent == y.parent && x.name == y.name;
-                          }),
-              links.end());
+  const auto& links = b.links_;
+  const std::vector<uint32_t> order = SortLinks(links, t.inodes_.size());
   t.children_.reserve(links.size());
-  for (const auto& l : links) {
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto& l = links[order[k]];
+    const auto* prev = k ? &links[order[k - 1]] : nullptr;
+    if (prev && prev->parent == l.parent && prev->Name() == l.Name()) continue;  // Keep the first.
     Inode& dir = t.inodes_[l.parent - 1];
-    if (dir.num_children == 0) dir.first_child = static_cast<uint32_t>(t.children_.size());
-    ++dir.num_children;
+    if (dir.first_child == kUnset) dir.first_child = static_cast<uint32_t>(t.children_.size());
     Inode& child = t.inodes_[l.ino - 1];
     if (child.type == InodeType::kDir) ++dir.nlink;
-    t.children_.push_back({l.name.data(), static_cast<uint32_t>(l.name.size()), l.ino});
+    t.children_.push_back({l.name, l.name_len, l.ino});
+  }
+  // Runs are in inode order: an inode without children starts where the next run starts.
+  t.inodes_.push_back({InodeType::kFile, 0, kNoRef, static_cast<uint32_t>(t.children_.size()), 0});
+  for (size_t i = t.inodes_.size() - 1; i-- > 0;) {
+    if (t.inodes_[i].first_child == kUnset) t.inodes_[i].first_child = t.inodes_[i + 1].first_child;
   }
   return t;
 }
 
 const Inode* InodeTable::Get(uint64_t ino) const {
-  if (ino == 0 || ino > inodes_.size()) return nullptr;
+  if (ino == 0 || ino > size()) return nullptr;
   return &inodes_[ino - 1];
 }
 
 std::span<const Dirent> InodeTable::Children(const Inode& dir) const {
-  if (dir.type != InodeType::kDir || dir.num_children == 0) return {};
-  return std::span<const Dirent>(children_.data() + dir.first_child, dir.num_children);
+  if (dir.type != InodeType::kDir) return {};
+  const uint32_t end = (&dir + 1)->first_child;  // The next inode, or the sentinel.
+  return std::span<const Dirent>(children_.data() + dir.first_child, end - dir.first_child);
 }
 
 uint32_t InodeTable::Lookup(uint64_t dir_ino, std::string_view name) const {

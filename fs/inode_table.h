@@ -17,12 +17,11 @@ namespace stitchfs::fs {
 
 enum class InodeType : uint8_t { kDir, kFile, kSymlink };
 
-struct Inode {
+struct Inode {  // 20 bytes: a million-file backup has a million of them.
   InodeType type;
   uint32_t parent;       // Inode number of the parent folder (the root's is itself).
   uint32_t ref;          // kFile: manifest entry; kDir/kSymlink: manifest node, or kNoRef.
-  uint32_t first_child;  // kDir: index into children.
-  uint32_t num_children;
+  uint32_t first_child;  // Children are [first_child, the next inode's first_child).
   uint32_t nlink;
 };
 
@@ -50,7 +49,7 @@ class InodeTable {
   // that is both a file and a folder keeps the folder (the file is reported in `conflicts`).
   static InodeTable Build(const engine::Manifest& m, std::vector<std::string>* conflicts);
 
-  size_t size() const { return inodes_.size(); }
+  size_t size() const { return inodes_.size() - 1; }
   // nullptr if `ino` is out of range.
   const Inode* Get(uint64_t ino) const;
   // The child of folder `dir` named `name`, or 0.
@@ -67,7 +66,7 @@ class InodeTable {
  private:
   explicit InodeTable(const engine::Manifest* m) : m_(m) {}
   const engine::Manifest* m_;
-  std::vector<Inode> inodes_;  // [ino - 1]
+  std::vector<Inode> inodes_;  // [ino - 1], then one sentinel holding children_.size().
   std::vector<Dirent> children_;
 };
 
