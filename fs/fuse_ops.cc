@@ -269,9 +269,15 @@ fuse_lowlevel_ops MakeOps() {
 
 }  // namespace
 
-const fuse_lowlevel_ops& Operations() {
-  static const fuse_lowlevel_ops ops = MakeOps();
-  return ops;
+const fuse_lowlevel_ops& Operations(bool xattrs) {
+  static const fuse_lowlevel_ops with = MakeOps();
+  static const fuse_lowlevel_ops without = [] {
+    fuse_lowlevel_ops ops = MakeOps();
+    ops.getxattr = nullptr;  // libfuse answers ENOSYS, and the kernel stops asking.
+    ops.listxattr = nullptr;
+    return ops;
+  }();
+  return xattrs ? with : without;
 }
 
 }  // namespace stitchfs::fs

@@ -7,7 +7,8 @@
 
 namespace stitchfs::fs {
 
-// The operation table; the session's userdata must be a MountState*.
-const fuse_lowlevel_ops& Operations();
+// The operation table; the session's userdata must be a MountState*. Without `xattrs`, the
+// extended attribute calls are left to libfuse (ENOSYS), which the kernel then answers itself.
+const fuse_lowlevel_ops& Operations(bool xattrs = true);
 
 }  // namespace stitchfs::fs

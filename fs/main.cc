@@ -104,7 +104,7 @@ int Mount(sfs::MountContext& state, const sfs::Options& o, const char* argv0) {
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), const_cast<char**>(argv.data()));
   std::unique_ptr<fuse_args, ArgsDeleter> free_args(&args);  // libfuse may allocate into it.
   std::unique_ptr<fuse_session, SessionDeleter> se(
-      fuse_session_new(&args, &sfs::Operations(), sizeof(fuse_lowlevel_ops), &state));
+      fuse_session_new(&args, &sfs::Operations(!o.noxattr), sizeof(fuse_lowlevel_ops), &state));
   if (!se) return Fail(eng::kExitMount, "cannot create the FUSE session (options: " + opts + ")");
   if (fuse_set_signal_handlers(se.get()) != 0)
     return Fail(eng::kExitMount, "cannot set signal handlers");

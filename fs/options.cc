@@ -52,6 +52,8 @@ engine::Status MountOption(const std::string& opt, Options* o) {
     ASSIGN_OR_RETURN(o->gid, Number(key, val, 10));
   } else if (key == "umask" && eq != std::string::npos) {
     ASSIGN_OR_RETURN(o->umask, Number(key, val, 8));
+  } else if (opt == "noxattr") {
+    o->noxattr = true;
   } else if (key == "spin_us" && eq != std::string::npos) {
     ASSIGN_OR_RETURN(o->spin_us, Number(key, val, 10));
   } else if (key == "readahead_kb" && eq != std::string::npos) {

@@ -22,6 +22,7 @@ struct Options {
   bool default_permissions = false;
   std::optional<uint32_t> uid, gid, umask;
   unsigned readahead_kb = 1024;
+  bool noxattr = false;    // No extended attributes: ls -l needs no round trip per file for them.
   uint32_t spin_us = 200;  // Poll for the next request this long before sleeping; 0: libfuse's
                            // loop.  // Set on the mount's bdi when permitted; 0 keeps the default.
   engine::ChainOptions chain;

@@ -103,6 +103,13 @@ check "single-threaded (-s): diff -r" diff -r --no-dereference "$S" "$work/m1"
 check "single-threaded: 8 threads of random preads" "$PREAD_CHECK" "$work/m1/logs/big.log" "$S/logs/big.log" 8 100
 umnt "$work/m1"
 
+mnt "$work/store/g2" "$work/m2" -o noxattr
+check "noxattr: diff -r" diff -r --no-dereference "$S" "$work/m2"
+check "noxattr: ls -lR lists everything" test "$(ls -lR "$work/m2" | wc -l)" = "$(ls -lR "$M" | wc -l)"
+out=$(getfattr -n user.stitchfs.checksum "$work/m2/logs/big.log" 2>&1)
+check "noxattr: extended attributes are not supported" grep -q "not supported" <<<"$out"
+umnt "$work/m2"
+
 # --- read-only: every kind of write is EROFS ---------------------------------------------------
 erofs() { local out; out=$("$@" 2>&1); case "$out" in *"Read-only file system"*) ok ;; *) bad "not EROFS: $* ($out)" ;; esac; }
 erofs touch "$M/new"
