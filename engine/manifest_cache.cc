@@ -6,8 +6,10 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <vector>
 
@@ -65,8 +67,10 @@ void ManifestCache::Store(const ManifestIdentity& id, const Manifest& m) const {
   std::filesystem::create_directories(dir_, ec);
   ::chmod(dir_.c_str(), 0700);
   const std::string path = FileFor(id);
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+  static std::atomic<uint64_t> counter{0};  // Threads of one process may store at once.
+  const std::string tmp =
+      path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) return;
   if (!ManifestFile::Write(fd.get(), m, id).ok() || ::rename(tmp.c_str(), path.c_str()) != 0) {
     ::unlink(tmp.c_str());
@@ -86,7 +90,14 @@ void ManifestCache::Trim() const {
   std::error_code ec;
   for (const auto& d : std::filesystem::directory_iterator(dir_, ec)) {
     struct stat st;
-    if (d.path().extension() != ".manifest" || ::stat(d.path().c_str(), &st) != 0) continue;
+    if (::stat(d.path().c_str(), &st) != 0) continue;
+    if (d.path().extension() != ".manifest") {  // A store that died midway, an hour ago.
+      if (d.path().filename().string().find(".manifest.tmp-") != std::string::npos &&
+          st.st_mtime < ::time(nullptr) - 3600) {
+        std::filesystem::remove(d.path(), ec);
+      }
+      continue;
+    }
     files.push_back({d.path(), int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec,
                      static_cast<uint64_t>(st.st_size)});
     total += files.back().size;
