@@ -85,12 +85,9 @@ StatusOr<std::shared_ptr<const RandomAccessFile>> BackupChain::OpenStoredTail(si
   std::vector<Segment> segments;
   if (!extents.empty() && extents.back().level == 0) {
     ASSIGN_OR_RETURN(auto file, OpenDataFile(extents.back()));
-    if (file->size() != extents.back().length) {
-      return Status::BackupDamaged(top().Prefix() + "data file of entry \"" +
-                                   std::string(top().manifest().entry(entry).name) + "\" has " +
-                                   std::to_string(file->size()) + " bytes, the manifest declares " +
-                                   std::to_string(extents.back().length));
-    }
+    RETURN_IF_ERROR(file->CheckDeclaredSize(extents.back().length)
+                        .WithPrefix(top().Prefix() + "entry \"" +
+                                    std::string(top().manifest().entry(entry).name) + "\": "));
     segments.push_back({std::move(file), 0, extents.back().length});
   }
   return std::shared_ptr<const RandomAccessFile>(std::make_shared<ConcatFile>(std::move(segments)));
@@ -103,18 +100,12 @@ StatusOr<std::shared_ptr<const RandomAccessFile>> BackupChain::OpenEntryAt(size_
   segments.reserve(extents.size());
   for (const Extent& x : extents) {
     ASSIGN_OR_RETURN(auto file, OpenDataFile(x));
-    if (file->size() != x.length) {
-      const Backup& b = backup(x.level);
-      return Status::BackupDamaged(
-          b.Prefix() + "data file \"" + std::string(b.manifest().entry(x.entry).data_file) +
-          "\" of entry \"" + std::string(b.manifest().entry(x.entry).name) + "\" has " +
-          std::to_string(file->size()) + " bytes, the manifest declares " +
-          std::to_string(x.length));
-    }
+    const Backup& b = backup(x.level);
+    RETURN_IF_ERROR(file->CheckDeclaredSize(x.length).WithPrefix(
+        b.Prefix() + "entry \"" + std::string(b.manifest().entry(x.entry).name) + "\": "));
     segments.push_back({std::move(file), 0, x.length});
   }
-  if (segments.size() == 1) return std::shared_ptr<const RandomAccessFile>(segments[0].file);
-  return std::shared_ptr<const RandomAccessFile>(std::make_shared<ConcatFile>(std::move(segments)));
+  return Concatenate(std::move(segments));
 }
 
 }  // namespace stitchfs::engine

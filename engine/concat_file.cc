@@ -36,4 +36,12 @@ StatusOr<size_t> ConcatFile::ReadAt(uint64_t offset, std::span<char> dst) const 
   return want;
 }
 
+std::shared_ptr<const RandomAccessFile> Concatenate(std::vector<Segment> segments) {
+  if (segments.size() == 1 && segments[0].file_offset == 0 &&
+      segments[0].length == segments[0].file->size()) {
+    return segments[0].file;
+  }
+  return std::make_shared<ConcatFile>(std::move(segments));
+}
+
 }  // namespace stitchfs::engine

@@ -32,4 +32,8 @@ class ConcatFile final : public RandomAccessFile {
   std::vector<uint64_t> starts_;  // starts_[i] = logical offset of segment i; last = size.
 };
 
+// One reader over `segments`: the segment's own file when it is a single whole file, else a
+// ConcatFile.
+std::shared_ptr<const RandomAccessFile> Concatenate(std::vector<Segment> segments);
+
 }  // namespace stitchfs::engine

@@ -46,6 +46,12 @@ StatusOr<std::shared_ptr<const DataFile>> DataFile::Open(std::shared_ptr<FdCache
 
 DataFile::~DataFile() { cache_->Forget(this); }
 
+Status DataFile::CheckDeclaredSize(uint64_t declared) const {
+  if (size_ == declared) return Status::OK();
+  return Status::BackupDamaged("data file " + display_ + " has " + std::to_string(size_) +
+                               " bytes, the manifest declares " + std::to_string(declared));
+}
+
 StatusOr<UniqueFd> DataFile::Reopen() const {
   ASSIGN_OR_RETURN(auto opened, OpenChecked(folder_->fd.get(), rel_, display_));
   if (opened.second != size_) {

@@ -26,6 +26,9 @@ class DataFile final : public RandomAccessFile {
   // or was replaced by a file of another size.
   StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override;
   uint64_t size() const override { return size_; }
+  // OK if the file holds exactly the `declared` bytes a manifest says; else kBackupDamaged
+  // naming the file and both sizes.
+  Status CheckDeclaredSize(uint64_t declared) const;
   const std::string& display_name() const { return display_; }
   // An open fd for in-kernel copies; keep the pointer only for the copy.
   StatusOr<std::shared_ptr<const UniqueFd>> Fd() const;

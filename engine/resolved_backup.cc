@@ -206,15 +206,10 @@ StatusOr<std::shared_ptr<const RandomAccessFile>> ResolvedBackup::Stitch(
   segments.reserve(extents.size());
   for (const FlatExtent& x : extents) {
     ASSIGN_OR_RETURN(auto file, OpenDataFile(rep, x));
-    if (file->size() != x.length) {
-      return Status::BackupDamaged("data file " + file->display_name() + " has " +
-                                   std::to_string(file->size()) + " bytes, the manifest declares " +
-                                   std::to_string(x.length));
-    }
+    RETURN_IF_ERROR(file->CheckDeclaredSize(x.length));
     segments.push_back({std::move(file), 0, x.length});
   }
-  if (segments.size() == 1) return std::shared_ptr<const RandomAccessFile>(segments[0].file);
-  return std::shared_ptr<const RandomAccessFile>(std::make_shared<ConcatFile>(std::move(segments)));
+  return Concatenate(std::move(segments));
 }
 
 Status ResolvedBackup::AboutEntry(size_t entry, const Status& s) const {

@@ -56,11 +56,7 @@ Status CopyEntry(const BackupChain& chain, size_t idx, int out, char* buf,
   ASSIGN_OR_RETURN(std::vector<Extent> extents, chain.Resolve(0, idx));
   for (const Extent& x : extents) {
     ASSIGN_OR_RETURN(auto file, chain.OpenDataFile(x));
-    if (file->size() != x.length) {
-      return Status::BackupDamaged(chain.backup(x.level).Prefix() + "data file " +
-                                   file->display_name() + " has " + std::to_string(file->size()) +
-                                   " bytes, the manifest declares " + std::to_string(x.length));
-    }
+    RETURN_IF_ERROR(file->CheckDeclaredSize(x.length).WithPrefix(chain.backup(x.level).Prefix()));
     RETURN_IF_ERROR(CopySegment(*file, 0, x.length, out, buf, what));
   }
   return Status::OK();
