@@ -88,6 +88,7 @@ void OnLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     if (!IsDir(ns, parent)) return (void)fuse_reply_err(req, ENOTDIR);
     if (auto s = ns.CheckDir(parent); !s.ok()) return ReplyError(req, s);
     fuse_entry_param e = Entry(ns, parent, ns.Lookup(parent, name));
+    if (e.ino != 0 && !S_ISDIR(e.attr.st_mode)) Ctx(req).listing.FileLookedUp();
     fuse_reply_entry(req, &e);
   });
 }
@@ -111,11 +112,27 @@ void OnReadlink(fuse_req_t req, fuse_ino_t ino) {
   });
 }
 
+// The readdirplus entry for entry `index` of folder `ino`: "." and ".." carry no attributes
+// (no lookup for them); files carry theirs only once something has asked for a file's (see
+// ListingPolicy), otherwise just their inode number and type.
+fuse_entry_param ListedEntry(fuse_req_t req, uint64_t ino, size_t index, uint64_t child) {
+  const Namespace& ns = Ns(req);
+  fuse_entry_param e = Entry(ns, ino, index < 2 ? 0 : child);
+  if (index < 2) {
+    e.attr.st_ino = child;
+    e.attr.st_mode = S_IFDIR;
+  } else if (!S_ISDIR(e.attr.st_mode) && !Ctx(req).listing.FileAttrs()) {
+    e.ino = 0;  // The kernel lists the name and type but instantiates no inode.
+  }
+  return e;
+}
+
 // Fills a readdir(plus) buffer from entry `off` on (see Namespace::DirEntry).
 void ReplyDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
   const Namespace& ns = Ns(req);
   if (!IsDir(ns, ino)) return (void)fuse_reply_err(req, ENOTDIR);
   if (auto s = ns.CheckDir(ino); !s.ok()) return ReplyError(req, s);
+  if (plus && off == 0 && !Ctx(req).listing.FileAttrs()) Ctx(req).listing.ListedLean(ino);
   std::vector<char> buf(size);
   size_t used = 0;
   std::string name;
@@ -124,8 +141,7 @@ void ReplyDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
     size_t n;
     const off_t next = static_cast<off_t>(i + 1);
     if (plus) {
-      fuse_entry_param e = Entry(ns, ino, i < 2 ? 0 : child);
-      if (i < 2) e.attr.st_ino = child, e.attr.st_mode = S_IFDIR;  // "." and "..": no lookup
+      const fuse_entry_param e = ListedEntry(req, ino, i, child);
       n = fuse_add_direntry_plus(req, buf.data() + used, size - used, name.c_str(), &e, next);
     } else {
       struct stat st = {};

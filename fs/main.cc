@@ -122,7 +122,12 @@ int Mount(sfs::MountContext& state, const sfs::Options& o, const char* argv0) {
     return Fail(eng::kExitMount, "cannot daemonize");
   }
   if (!o.foreground) ::openlog("stitchfs", LOG_PID, LOG_DAEMON);
+  // Drops a folder's cached listing (offset 0 to the end) and attributes; a folder the kernel
+  // has forgotten already answers ENOENT, which is fine.
+  state.listing.Start(
+      [s = se.get()](uint64_t dir) { fuse_lowlevel_notify_inval_inode(s, dir, 0, 0); });
   const int ret = Serve(se.get(), o);
+  state.listing.Stop();
   fuse_session_unmount(se.get());
   fuse_remove_signal_handlers(se.get());
   // libfuse returns the number of the signal that ended the loop: a clean, requested exit.

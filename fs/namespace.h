@@ -14,6 +14,7 @@
 
 #include "engine/random_access_file.h"
 #include "engine/status_or.h"
+#include "fs/listing_policy.h"
 
 namespace stitchfs::fs {
 
@@ -53,6 +54,7 @@ struct MountContext {
   // kernel would otherwise overwrite during INIT, such as the readahead size).
   std::function<void()> after_init;
   std::once_flag after_init_once;
+  ListingPolicy listing;  // Whether listings carry the attributes of files.
 };
 
 // Logs one line (stderr in the foreground, syslog otherwise).

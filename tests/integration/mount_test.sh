@@ -110,6 +110,19 @@ out=$(getfattr -n user.stitchfs.checksum "$work/m2/logs/big.log" 2>&1)
 check "noxattr: extended attributes are not supported" grep -q "not supported" <<<"$out"
 umnt "$work/m2"
 
+# --- listings by name first (files listed without attributes), then everything stat'ed --------
+mnt "$work/store/g2" "$work/m3"
+names() { (cd "$1" && find . -mindepth 1 -type "$2" | sort); }
+check "a walk by name finds every file" diff <(names "$S" f) <(names "$work/m3" f)
+check "... every symlink" diff <(names "$S" l) <(names "$work/m3" l)
+check "... every folder" diff <(names "$S" d) <(names "$work/m3" d)
+check "listed inode numbers are the stat'ed ones" \
+  test "$(ls -i1 "$work/m3/db" | awk '{print $1, $2}' | sort)" = "$(cd "$work/m3/db" && stat -c '%i %n' * | sort)"
+check "after the walk, metadata as stored" same_listing listing "$S" "$work/m3"
+check "after the walk, ls -lR as on a fresh mount" diff <(cd "$work/m3" && ls -lR) <(cd "$M" && ls -lR)
+check "after the walk, diff -r" diff -r --no-dereference "$S" "$work/m3"
+umnt "$work/m3"
+
 # --- read-only: every kind of write is EROFS ---------------------------------------------------
 erofs() { local out; out=$("$@" 2>&1); case "$out" in *"Read-only file system"*) ok ;; *) bad "not EROFS: $* ($out)" ;; esac; }
 erofs touch "$M/new"
