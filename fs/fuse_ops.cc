@@ -88,7 +88,9 @@ void OnLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     if (!IsDir(ns, parent)) return (void)fuse_reply_err(req, ENOTDIR);
     if (auto s = ns.CheckDir(parent); !s.ok()) return ReplyError(req, s);
     fuse_entry_param e = Entry(ns, parent, ns.Lookup(parent, name));
-    if (e.ino != 0 && !S_ISDIR(e.attr.st_mode)) Ctx(req).listing.FileLookedUp();
+    // A symlink does not count: following `latest` or `at/...` of a store is not a stat walk.
+    const mode_t type = e.attr.st_mode & S_IFMT;
+    if (e.ino != 0 && type != S_IFDIR && type != S_IFLNK) Ctx(req).listing.FileLookedUp();
     fuse_reply_entry(req, &e);
   });
 }

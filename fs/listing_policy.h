@@ -3,11 +3,11 @@
 // A listing that carries a file's attributes makes the kernel build an inode for it, which is
 // most of the cost of a walk by name (find, ls, shell globs): so listings start lean, with only
 // the names, inode numbers and types of files (folders always carry theirs, so a walk needs no
-// LOOKUP to descend). The first LOOKUP of a file is the sign that something stats files (ls -l,
-// du, tar, cp -a, rsync): from then on, for the rest of the mount, listings carry every
-// attribute, and the folders listed lean so far are invalidated in the kernel (in the
-// background), so that their next listing brings the attributes too instead of one LOOKUP per
-// file.
+// LOOKUP to descend). The first LOOKUP of a file (not a folder or symlink) is the sign that
+// something stats files (ls -l, du, tar, cp -a, rsync): from then on, for the rest of the mount,
+// listings carry every attribute, and the folders listed lean so far are invalidated in the kernel
+// (in the background), so that their next listing brings the attributes too instead of one LOOKUP
+// per file.
 //
 // Thread-safe. Start() and Stop() bracket the serving loop.
 #ifndef STITCHFS_FS_LISTING_POLICY_H_
