@@ -21,10 +21,10 @@ struct Options {
   bool allow_other = false;
   bool default_permissions = false;
   std::optional<uint32_t> uid, gid, umask;
-  unsigned readahead_kb = 1024;
+  unsigned readahead_kb = 1024;  // Set on the mount's bdi when permitted; 0 keeps the default.
   bool noxattr = false;    // No extended attributes: ls -l needs no round trip per file for them.
   uint32_t spin_us = 200;  // Poll for the next request this long before sleeping; 0: libfuse's
-                           // loop.  // Set on the mount's bdi when permitted; 0 keeps the default.
+                           // own loop.
   engine::ChainOptions chain;
   // Store mounts only.
   bool share_inodes = false;        // Unchanged files keep one inode number across backups.
