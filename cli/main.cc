@@ -33,7 +33,7 @@ constexpr Command kCommands[] = {
 };
 
 void Usage(FILE* out) {
-  std::fprintf(out, "usage: stitch COMMAND ...\n");
+  std::fprintf(out, "usage: stitch COMMAND ...   (stitch --version: the version)\n");
   for (const Command& c : kCommands) std::fprintf(out, "  stitch %s\n", c.usage);
   std::fprintf(out,
                "Commands that open a backup also take --disk NAME=DIR (repeatable) to resolve\n"
@@ -60,6 +60,11 @@ int main(int argc, char** argv) {
   if (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") ||
       !std::strcmp(argv[1], "help")) {
     Usage(stdout);
+    return 0;
+  }
+  if (!std::strcmp(argv[1], "-V") || !std::strcmp(argv[1], "--version") ||
+      !std::strcmp(argv[1], "version")) {
+    std::printf("stitch %s\n", STITCHFS_VERSION);
     return 0;
   }
   RaiseFdLimit();

@@ -5,7 +5,14 @@
 namespace stitchfs::engine {
 
 namespace {
-std::string Quoted(std::string_view path) { return "\"" + std::string(path) + "\""; }
+std::string Quoted(std::string_view path) {
+  std::string out;
+  out.reserve(path.size() + 2);
+  out += '"';
+  out.append(path);
+  out += '"';
+  return out;
+}
 }  // namespace
 
 // Runs once per manifest entry: builds no string unless the path is bad.

@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   }
   sfs::Options& o = *parsed;
   if (o.help) return std::printf("%s", sfs::kUsage), 0;
-  if (o.version) return std::printf("stitchfs 0.1.0\n"), 0;
+  if (o.version) return std::printf("stitchfs %s\n", STITCHFS_VERSION), 0;
   struct stat st;
   char* real = ::realpath(o.mountpoint.c_str(), nullptr);
   if (real == nullptr || ::stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {

@@ -19,6 +19,8 @@ check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 "$MAKE_FIXTURE" chain "$work/s" || { echo "fixture failed"; exit 1; }
 S=$work/s
 
+check "stitch --version" grep -qE '^stitch [0-9]+\.[0-9]+\.[0-9]+$' <<<"$("$STITCH" --version)"
+
 # --- reading -----------------------------------------------------------------------------
 for b in b0 b1 b2; do
   rm -rf "$work/r"
