@@ -15,9 +15,8 @@ namespace {
 
 ManifestIdentity IdentityOf(const struct stat& st) {
   return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
-          static_cast<uint64_t>(st.st_size),
-          int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec,
-          int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec};
+          static_cast<uint64_t>(st.st_size), FileTime::From(st.st_mtim),
+          FileTime::From(st.st_ctim)};
 }
 
 }  // namespace

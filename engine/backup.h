@@ -25,7 +25,7 @@ struct BackupFolder {
 // swapped for another one has a different identity.
 struct ManifestIdentity {
   uint64_t dev = 0, ino = 0, size = 0;
-  int64_t mtime_ns = 0, ctime_ns = 0;
+  FileTime mtime, ctime;
   bool operator==(const ManifestIdentity&) const = default;
 };
 

@@ -38,7 +38,7 @@ bool Under(std::string_view name, std::string_view prefix) {
 bool SameMeta(const FileEntry& a, const FileEntry& b) {
   if (!a.meta || !b.meta) return a.meta.has_value() == b.meta.has_value();
   return a.meta->mode == b.meta->mode && a.meta->uid == b.meta->uid && a.meta->gid == b.meta->gid &&
-         a.meta->mtime_ns == b.meta->mtime_ns;
+         a.meta->mtime == b.meta->mtime;
 }
 
 }  // namespace

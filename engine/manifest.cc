@@ -1,11 +1,41 @@
 #include "engine/manifest.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <limits>
 #include <tuple>
 
 namespace stitchfs::engine {
+
+bool IsCanonicalUuid(std::string_view s) {
+  if (s.size() != 36) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? s[i] != '-' : !std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
+  }
+  return true;
+}
+
+Status CheckHeader(ManifestHeader* h) {
+  auto bad = [](const char* tag, std::string_view value, const std::string& why) {
+    return Status::BackupDamaged(std::string("<") + tag + "> value \"" +
+                                 EscapeForMessage(value.substr(0, 100)) + "\" " + why);
+  };
+  if (!IsCanonicalUuid(h->uuid)) return bad("uuid", h->uuid, "is not a UUID");
+  if (h->base_backup_uuid && !h->base_backup_uuid->empty() &&
+      !IsCanonicalUuid(*h->base_backup_uuid)) {
+    return bad("base_backup_uuid", *h->base_backup_uuid, "is not a UUID");
+  }
+  auto t = ParseBackupTime(h->timestamp);
+  if (!t.ok()) {
+    return bad("timestamp", h->timestamp,
+               ParseCivil(h->timestamp) ? "is outside 1970-01-01 00:00:00 .. 9999-12-31 23:59:59"
+                                        : "is not a date-time YYYY-MM-DD hh:mm:ss");
+  }
+  h->time = *t;
+  return Status::OK();
+}
 
 FileEntry Manifest::entry(size_t i) const {
   const Record& r = entries_[i];

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/checksum.h"
+#include "engine/civil_time.h"
 #include "engine/posix_meta.h"
 #include "engine/status_or.h"
 
@@ -19,6 +20,7 @@ struct ManifestHeader {
   int version = 1;
   std::optional<bool> deduplicate_files;  // Informational; absent in G1 manifests.
   std::string timestamp;                  // "YYYY-MM-DD hh:mm:ss", writer's local time.
+  CivilSeconds time = 0;                  // `timestamp`, parsed (CheckHeader sets it).
   std::string uuid;
   std::string backup_id;
   std::string data_file_name_generator;
@@ -26,6 +28,18 @@ struct ManifestHeader {
   std::optional<std::string> base_backup_uuid;  // Absent when not written.
   ChecksumAlgorithm algorithm = ChecksumAlgorithm::kClickHouse;
 };
+
+// The largest file size a manifest may declare: what off_t (and so stat and pread) can hold.
+constexpr uint64_t kMaxFileSize = INT64_MAX;
+
+// Checks the values of a header read from a manifest or the cache, and sets `time`: the uuid
+// (and base uuid, when not empty) in the canonical 8-4-4-4-12 hex form, the timestamp a
+// date-time within kMinBackupTime..kMaxBackupTime. kBackupDamaged naming the tag and the value
+// (escaped) otherwise; the caller adds the backup.
+Status CheckHeader(ManifestHeader* h);
+
+// True if `s` is a UUID in the canonical 8-4-4-4-12 hex form (either case).
+bool IsCanonicalUuid(std::string_view s);
 
 // One logical file, as a view into the Manifest that owns the strings.
 struct FileEntry {

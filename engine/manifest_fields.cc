@@ -65,14 +65,15 @@ Status ManifestFields::ApplyHeader() {
   auto version = ParseU64(*header_[kVersion]);
   if (!version) return Damaged("Cannot parse <version> value " + *header_[kVersion]);
   if (*version < 1 || *version > 2) {
-    return Status::VersionNotSupported(BackupPrefix() + "Version " + *header_[kVersion] +
-                                       " is not supported");
+    return Status::VersionNotSupported("Version " + *header_[kVersion] + " is not supported");
   }
   h.version = static_cast<int>(*version);
   if (!header_[kTimestamp]) return Damaged("Cannot read <timestamp>");
   if (!header_[kUuid]) return Damaged("Cannot read <uuid>");
   h.timestamp = *header_[kTimestamp];
   h.uuid = *header_[kUuid];
+  h.base_backup_uuid = header_[kBaseUuid].opt();
+  RETURN_IF_ERROR(CheckHeader(&h));
   if (header_[kDedup]) {
     auto b = ParseBool(*header_[kDedup]);
     if (!b) return Damaged("Cannot parse <deduplicate_files> value " + *header_[kDedup]);
@@ -81,12 +82,11 @@ Status ManifestFields::ApplyHeader() {
   h.backup_id = header_[kBackupId].value_or("");
   h.data_file_name_generator = header_[kGenerator].value_or("");
   h.base_backup = header_[kBase].value_or("");
-  h.base_backup_uuid = header_[kBaseUuid].opt();
   if (header_[kAlgorithm]) {
     auto a = ParseChecksumAlgorithm(*header_[kAlgorithm]);
     if (!a) {
-      return Status::VersionNotSupported(BackupPrefix() + "checksum algorithm " +
-                                         *header_[kAlgorithm] + " is not supported");
+      return Status::VersionNotSupported("checksum algorithm " + *header_[kAlgorithm] +
+                                         " is not supported");
     }
     h.algorithm = *a;
   }
@@ -155,12 +155,14 @@ Status ManifestFields::EndFile() {
   if (!file_[kSize]) return EntryError("Cannot read <size> of a file from metadata");
   FileEntry e;
   e.name = *file_[kName];
-  if (Status s = CheckRelativePath(e.name); !s.ok())
-    return s.WithPrefix(BackupPrefix() + "<name>: ");
+  if (Status s = CheckRelativePath(e.name); !s.ok()) return s.WithPrefix("<name>: ");
   ASSIGN_OR_RETURN(e.size, Number(kSize));
+  if (e.size > kMaxFileSize) {
+    return EntryError("<size> " + *file_[kSize] + " is larger than a file can be (2^63 - 1)");
+  }
   if (e.size > 0) {
     if (file_[kObjectKey]) {
-      return Status::NotSupported(BackupPrefix() + "entry \"" + std::string(e.name) +
+      return Status::NotSupported("entry \"" + std::string(e.name) +
                                   "\" lives in object storage (<object_key>, a lightweight "
                                   "snapshot); such backups are not supported");
     }
@@ -171,8 +173,7 @@ Status ManifestFields::EndFile() {
     if (e.has_data_file() && file_[kDataFile] && *file_[kDataFile] != e.name) {
       e.data_file = *file_[kDataFile];
       if (Status s = CheckRelativePath(e.data_file); !s.ok()) {
-        return s.WithPrefix(BackupPrefix() + "entry \"" + std::string(e.name) +
-                            "\": <data_file>: ");
+        return s.WithPrefix("entry \"" + std::string(e.name) + "\": <data_file>: ");
       }
     }
   }
@@ -180,7 +181,7 @@ Status ManifestFields::EndFile() {
     e.meta = PosixMeta::Parse(*file_[kMeta]);
     if (!e.meta) return EntryError("Cannot parse <stitchfs_meta> value " + *file_[kMeta]);
   }
-  if (Status s = builder_.Add(e); !s.ok()) return s.WithPrefix(BackupPrefix());
+  if (Status s = builder_.Add(e); !s.ok()) return s;
   return Status::OK();
 }
 
@@ -193,8 +194,7 @@ std::optional<NodeType> ManifestFields::NodeTag(std::string_view tag) {
 Status ManifestFields::AddNode(NodeType type, std::string_view text) {
   auto node = NodeFromText(type, text);
   if (!node) return Damaged("Cannot parse node " + std::string(text));
-  if (Status s = CheckRelativePath(node->name); !s.ok())
-    return s.WithPrefix(BackupPrefix() + "node: ");
+  if (Status s = CheckRelativePath(node->name); !s.ok()) return s.WithPrefix("node: ");
   builder_.AddNode(*node);
   return Status::OK();
 }

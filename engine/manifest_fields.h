@@ -33,9 +33,8 @@ class ManifestFields {
 
   ManifestBuilder& builder() { return builder_; }
   std::string BackupPrefix() const { return "Backup " + backup_name_ + ": "; }
-  Status Damaged(const std::string& what) const {
-    return Status::BackupDamaged(BackupPrefix() + what);
-  }
+  // Errors from here carry no backup prefix: the reader adds it with the line and column.
+  static Status Damaged(const std::string& what) { return Status::BackupDamaged(what); }
 
  private:
   enum HeaderTag {

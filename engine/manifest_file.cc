@@ -7,14 +7,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <tuple>
 #include <type_traits>
 
+#include "engine/hard_links.h"
 #include "engine/path_check.h"
 
 namespace stitchfs::engine {
 namespace {
 
-constexpr char kMagic[8] = {'S', 'T', 'C', 'H', 'M', 'F', '0', '1'};
+constexpr char kMagic[8] = {'S', 'T', 'C', 'H', 'M', 'F', '0', '2'};
 constexpr uint64_t kNone = UINT64_MAX;  // No data file name (same as the name).
 
 struct DiskRecord {
@@ -254,6 +256,23 @@ const char* NameAt(const char* names, uint64_t names_size, uint64_t off, uint64_
 
 }  // namespace
 
+// The indexes are in the order lookups rely on (a binary search of a shuffled index would
+// silently miss entries).
+bool ManifestFile::Sorted(const Manifest& m) {
+  for (size_t k = 1; k < m.by_name_.size(); ++k) {
+    if (!(m.NameOf(m.by_name_[k - 1]) < m.NameOf(m.by_name_[k]))) return false;
+  }
+  for (size_t k = 1; k < m.by_content_.size(); ++k) {
+    const auto& a = m.entries_[m.by_content_[k - 1]];
+    const auto& b = m.entries_[m.by_content_[k]];
+    if (std::tie(a.size, a.checksum, m.by_content_[k - 1]) >=
+        std::tie(b.size, b.checksum, m.by_content_[k])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 StatusOr<std::unique_ptr<const Manifest>> ManifestFile::Read(int fd, const ManifestIdentity& id) {
   const Status bad = Status::BackupDamaged("cached manifest does not match");
   struct stat st;
@@ -265,8 +284,10 @@ StatusOr<std::unique_ptr<const Manifest>> ManifestFile::Read(int fd, const Manif
   auto m = std::make_unique<Manifest>();
   In in(fd);
   std::string strings(h.strings, '\0');
-  if (!in.Get(strings.data(), strings.size()) || !ParseHeaderStrings(strings, &m->header_))
+  if (!in.Get(strings.data(), strings.size()) || !ParseHeaderStrings(strings, &m->header_) ||
+      !CheckHeader(&m->header_).ok()) {
     return bad;
+  }
   auto names = std::unique_ptr<char[]>(new char[h.names + 1]);
   m->entries_.resize(h.entries);
   for (Manifest::Record& r : m->entries_) {
@@ -316,8 +337,12 @@ StatusOr<std::unique_ptr<const Manifest>> ManifestFile::Read(int fd, const Manif
   }
   for (size_t i = 0; i < m->entries_.size(); ++i) {
     const FileEntry e = m->entry(i);
-    if (!CheckRelativePath(e.name).ok() || !CheckRelativePath(e.data_file).ok()) return bad;
+    if (!CheckRelativePath(e.name).ok() || !CheckRelativePath(e.data_file).ok() ||
+        e.size > kMaxFileSize || e.base_size > e.size) {
+      return bad;
+    }
   }
+  if (!Sorted(*m) || !CheckLinks(*m).ok()) return bad;
   for (const Manifest::NodeRecord& n : m->nodes_) {
     if (!CheckRelativePath({n.name, n.name_len}).ok()) return bad;
   }

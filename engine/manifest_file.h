@@ -16,6 +16,11 @@ struct ManifestFile {
   // layout, a wrong length or checksum, an index or name out of bounds, a name that fails
   // CheckRelativePath. kIOError if reading fails.
   static StatusOr<std::unique_ptr<const Manifest>> Read(int fd, const ManifestIdentity& id);
+
+ private:
+  // The name and content indexes are in the order lookups rely on (a binary search of a
+  // shuffled index would silently miss entries).
+  static bool Sorted(const Manifest& m);
 };
 
 }  // namespace stitchfs::engine

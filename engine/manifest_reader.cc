@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 
+#include "engine/hard_links.h"
 #include "engine/manifest_fields.h"
 
 namespace stitchfs::engine {
@@ -78,7 +79,9 @@ class SaxState {
 
   Status Finish() {
     if (!status_.ok()) return status_;
-    if (!seen_contents_) return fields_.Damaged("Metadata has no <contents>");
+    if (!seen_contents_) {
+      return Status::BackupDamaged(fields_.BackupPrefix() + "Metadata has no <contents>");
+    }
     return Status::OK();
   }
   const Status& status() const { return status_; }
@@ -190,7 +193,9 @@ class Parser {
 
   StatusOr<std::unique_ptr<const Manifest>> Finish() {
     RETURN_IF_ERROR(state_.Finish());
-    return state_.fields().builder().Finish();
+    std::unique_ptr<const Manifest> m = state_.fields().builder().Finish();
+    RETURN_IF_ERROR(CheckLinks(*m).WithPrefix(state_.fields().BackupPrefix()));
+    return m;
   }
 
  private:

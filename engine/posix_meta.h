@@ -7,21 +7,38 @@
 #include <string>
 #include <string_view>
 
+struct timespec;
+
 namespace stitchfs::engine {
+
+// A file time as stat gives it: any time_t value with its nanoseconds, so times far from 1970
+// (which overflow a count of nanoseconds in 64 bits) are kept exactly.
+struct FileTime {
+  int64_t sec = 0;
+  int64_t nsec = 0;  // 0..999999999.
+
+  static FileTime From(const struct timespec& t);
+  struct timespec ToTimespec() const;
+  // A count of nanoseconds when it fits in 64 bits, else "<sec>.<9 digits>".
+  std::string ToText() const;
+  static std::optional<FileTime> Parse(std::string_view text);
+  friend auto operator<=>(const FileTime&, const FileTime&) = default;
+};
 
 struct PosixMeta {
   uint32_t mode = 0;  // Permission bits (07777), no file type.
   uint32_t uid = 0;
   uint32_t gid = 0;
-  int64_t mtime_ns = 0;  // Nanoseconds since the epoch.
-  int64_t ctime_ns = 0;  // Of the source when backed up (for the files cache).
-  uint64_t ino = 0;      // Source inode and device: equal for hard links of one file.
+  uint32_t nlink = 0;  // Files: the source's link count when backed up; 0 if not recorded.
+  FileTime mtime;
+  FileTime ctime;    // Of the source when backed up (for the files cache).
+  uint64_t ino = 0;  // Source inode and device (the files cache; hard links, with nlink > 1).
   uint64_t dev = 0;
 
-  // "644 1000 1000 <mtime> <ctime> <ino> <dev>" (mode in octal).
+  // "644 1000 1000 <mtime> <ctime> <ino> <dev>[ <nlink>]" (mode in octal; nlink when set).
   std::string ToText() const;
   // Parses the 7 fields at the start of `text`; with `rest`, the text after the 7th field and
-  // one space is stored there (for node leaves), otherwise nothing may follow.
+  // one space is stored there (for node leaves), otherwise an 8th field (nlink) may follow.
   static std::optional<PosixMeta> Parse(std::string_view text, std::string_view* rest = nullptr);
   friend bool operator==(const PosixMeta&, const PosixMeta&) = default;
 };

@@ -16,7 +16,7 @@ bool Unchanged(const FileEntry& a, const FileEntry& b) {
     return false;
   if (!a.meta) return true;
   return a.meta->mode == b.meta->mode && a.meta->uid == b.meta->uid && a.meta->gid == b.meta->gid &&
-         a.meta->mtime_ns == b.meta->mtime_ns;
+         a.meta->mtime == b.meta->mtime;
 }
 
 // The entry whose data and base coverage serve every copy of `i`'s content.
@@ -74,7 +74,7 @@ class Resolver {
 
   void AddLevel(const Backup& b) {
     out_->levels_.push_back(
-        {b.folder(), b.header().uuid, b.header().timestamp, ParseTimestamp(b.header().timestamp)});
+        {b.folder(), b.header().uuid, b.header().timestamp, CivilToEpochSeconds(b.header().time)});
   }
 
   void Tag(uint32_t rep, uint32_t level, const FileEntry& e) {

@@ -32,7 +32,7 @@ class ResolvedBackup {
     std::shared_ptr<const BackupFolder> folder;
     std::string uuid;
     std::string timestamp;
-    int64_t time_ns = 0;  // The timestamp, parsed (local time).
+    int64_t mtime_sec = 0;  // The timestamp as an instant (seconds since the epoch), for display.
     const std::string& path() const { return folder->path; }
   };
   static constexpr uint32_t kOwnFile = UINT32_MAX;

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "engine/concat_file.h"
+#include "engine/hard_links.h"
 #include "engine/posix_file.h"
 #include "engine/restore_meta.h"
 
@@ -64,15 +65,19 @@ Status CopyEntry(const BackupChain& chain, size_t idx, int out, char* buf,
 
 namespace {
 
-// Where a hard-linked file was first restored: (dev, ino) of its source -> its name.
-using LinkMap = std::map<std::pair<uint64_t, uint64_t>, std::string>;
+// Hard links (engine/hard_links.h): each entry's group leader, and where each group was first
+// restored.
+struct Links {
+  std::vector<uint32_t> leader;
+  std::map<uint32_t, std::string> restored;  // Leader -> the name restored first.
+};
 
 // Fills temp file `out` with entry `idx`: a hard link to an earlier name, or its bytes.
 Status FillEntry(const BackupChain& chain, const FileEntry& e, size_t idx, int root, int dir_fd,
-                 const std::string& tmp, LinkMap* links, char* buf) {
+                 const std::string& tmp, Links* links, char* buf) {
   const std::string name(e.name);
-  if (e.meta && e.meta->ino != 0) {
-    auto [it, first] = links->emplace(std::make_pair(e.meta->dev, e.meta->ino), name);
+  if (LinkClaim(e)) {
+    auto [it, first] = links->restored.emplace(links->leader[idx], name);
     if (!first) {  // Link to the earlier name, through /proc so no path is re-resolved.
       ASSIGN_OR_RETURN(UniqueFd src, OpenBeneath(root, it->second, O_PATH));
       const std::string proc = "/proc/self/fd/" + std::to_string(src.get());
@@ -91,7 +96,7 @@ Status FillEntry(const BackupChain& chain, const FileEntry& e, size_t idx, int r
 }
 
 // Restores one entry to `root`/name via a temporary name and rename.
-Status RestoreOne(const BackupChain& chain, size_t idx, int root, LinkMap* links, char* buf) {
+Status RestoreOne(const BackupChain& chain, size_t idx, int root, Links* links, char* buf) {
   const FileEntry e = chain.top().manifest().entry(idx);
   const std::string name(e.name);
   auto [dir, leaf] = SplitParent(name);
@@ -164,7 +169,7 @@ StatusOr<RestoreResult> RestoreBackup(const BackupChain& chain, const RestoreOpt
     dirs.push_back(n);
   }
   auto buf = std::make_unique<char[]>(kCopyBuffer);
-  LinkMap links;
+  Links links{LinkLeaders(m), {}};
   RestoreResult r;
   for (size_t idx : selected) {
     RETURN_IF_ERROR(RestoreOne(chain, idx, root.get(), &links, buf.get()));

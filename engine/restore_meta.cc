@@ -11,17 +11,6 @@
 namespace stitchfs::engine {
 namespace {
 
-struct timespec ToTimespec(int64_t ns) {
-  struct timespec t;
-  t.tv_sec = static_cast<time_t>(ns / 1000000000);
-  t.tv_nsec = static_cast<long>(ns % 1000000000);
-  if (t.tv_nsec < 0) {
-    t.tv_nsec += 1000000000;
-    t.tv_sec -= 1;
-  }
-  return t;
-}
-
 bool IsRoot() { return ::geteuid() == 0; }
 
 }  // namespace
@@ -36,7 +25,7 @@ Status ApplyMeta(int fd, const PosixMeta& m, const std::string& what) {
   // chown first: it clears set-user-ID bits that chmod then restores.
   if (IsRoot() && ::fchown(fd, m.uid, m.gid) != 0) return Status::IOError("chown " + what, errno);
   if (::fchmod(fd, m.mode) != 0) return Status::IOError("chmod " + what, errno);
-  const struct timespec times[2] = {ToTimespec(m.mtime_ns), ToTimespec(m.mtime_ns)};
+  const struct timespec times[2] = {m.mtime.ToTimespec(), m.mtime.ToTimespec()};
   if (::futimens(fd, times) != 0) return Status::IOError("set times of " + what, errno);
   return Status::OK();
 }
@@ -59,7 +48,7 @@ Status RestoreSymlink(int root, const Node& n) {
       ::fchownat(parent.get(), leaf.c_str(), n.meta.uid, n.meta.gid, AT_SYMLINK_NOFOLLOW) != 0) {
     return Status::IOError("chown " + name, errno);
   }
-  const struct timespec times[2] = {ToTimespec(n.meta.mtime_ns), ToTimespec(n.meta.mtime_ns)};
+  const struct timespec times[2] = {n.meta.mtime.ToTimespec(), n.meta.mtime.ToTimespec()};
   if (::utimensat(parent.get(), leaf.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
     return Status::IOError("set times of " + name, errno);
   }

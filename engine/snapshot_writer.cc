@@ -90,8 +90,8 @@ class Run {
   bool TrustBase(const FileEntry& b, const struct stat& st, FileResult* r) const {
     if (!o_.files_cache || !b.meta || b.size != static_cast<uint64_t>(st.st_size)) return false;
     const PosixMeta now = MetaFromStat(st);
-    if (b.meta->mtime_ns != now.mtime_ns || b.meta->ctime_ns != now.ctime_ns ||
-        b.meta->ino != now.ino || b.meta->dev != now.dev) {
+    if (b.meta->mtime != now.mtime || b.meta->ctime != now.ctime || b.meta->ino != now.ino ||
+        b.meta->dev != now.dev) {
       return false;
     }
     r->size = b.size;
@@ -148,7 +148,7 @@ class Run {
     r.size = in.size;
     struct stat after;
     if (::fstat(fd->get(), &after) == 0 &&
-        (after.st_size != st.st_size || MetaFromStat(after).mtime_ns != r.meta.mtime_ns)) {
+        (after.st_size != st.st_size || MetaFromStat(after).mtime != r.meta.mtime)) {
       r.status =
           Status(ErrorCode::kIOError, "file " + f.name + " changed while it was read", EAGAIN);
     }
@@ -211,8 +211,9 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
     return Status::InvalidArgument(std::string("the base uses ") + ChecksumAlgorithmName(alg) +
                                    " checksums; a chain keeps one algorithm");
   }
-  if (!o.timestamp.empty() && ParseTimestamp(o.timestamp) == 0) {
-    return Status::InvalidArgument("timestamp must be YYYY-MM-DD hh:mm:ss, got " + o.timestamp);
+  if (!o.timestamp.empty()) {
+    if (auto t = ParseBackupTime(o.timestamp); !t.ok())
+      return t.status().WithPrefix("--timestamp: ");
   }
   ASSIGN_OR_RETURN(SourceTree tree, WalkSource(o.source));
   UniqueFd src(::open(o.source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -236,7 +237,7 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
                  lock->dir_fd(), tmp.get(),     kTempDir};
   ASSIGN_OR_RETURN(std::vector<FileEntry> entries, FinishEntries(plan, &summary));
   ManifestHeader h;
-  h.timestamp = o.timestamp.empty() ? LocalTimestamp() : o.timestamp;
+  h.timestamp = o.timestamp.empty() ? FormatCivil(NowCivil()) : o.timestamp;
   h.uuid = summary.uuid;
   h.deduplicate_files = true;
   h.algorithm = alg;

@@ -20,8 +20,6 @@ struct DirCloser {
   void operator()(DIR* d) const { ::closedir(d); }
 };
 
-int64_t Nanos(const struct timespec& t) { return int64_t{t.tv_sec} * 1000000000 + t.tv_nsec; }
-
 std::string Join(const std::string& dir, const char* name) {
   return dir.empty() ? std::string(name) : dir + "/" + name;
 }
@@ -90,8 +88,9 @@ PosixMeta MetaFromStat(const struct stat& st) {
   m.mode = st.st_mode & 07777;
   m.uid = st.st_uid;
   m.gid = st.st_gid;
-  m.mtime_ns = Nanos(st.st_mtim);
-  m.ctime_ns = Nanos(st.st_ctim);
+  m.mtime = FileTime::From(st.st_mtim);
+  m.ctime = FileTime::From(st.st_ctim);
+  m.nlink = S_ISREG(st.st_mode) ? static_cast<uint32_t>(std::min<nlink_t>(st.st_nlink, UINT32_MAX)) : 0;
   m.ino = st.st_ino;
   m.dev = st.st_dev;
   return m;

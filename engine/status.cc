@@ -38,6 +38,25 @@ const char* ErrorCodeName(ErrorCode code) {
   return "UNKNOWN";
 }
 
+std::string EscapeForMessage(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      out.push_back(c);
+    } else if (c == '\t' || c == '\n' || c == '\r') {
+      out += c == '\t' ? "\\t" : c == '\n' ? "\\n" : "\\r";
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 15]);
+    }
+  }
+  return out;
+}
+
 Status::Status(ErrorCode code, std::string message, int sys_errno)
     : code_(code), errno_(sys_errno), message_(std::move(message)) {}
 
@@ -49,7 +68,7 @@ Status Status::IOError(std::string context, int sys_errno) {
 
 std::string Status::ToString() const {
   if (ok()) return "OK";
-  return std::string(ErrorCodeName(code_)) + ": " + message_;
+  return std::string(ErrorCodeName(code_)) + ": " + EscapeForMessage(message_);
 }
 
 Status Status::WithPrefix(std::string_view prefix) const {

@@ -29,6 +29,10 @@ enum class ErrorCode {
 // The ClickHouse-style name of a code, e.g. "BACKUP_DAMAGED".
 const char* ErrorCodeName(ErrorCode code);
 
+// `text` with control characters escaped (\t, \n, \r, others as \xNN), so a hostile name
+// cannot break a message or a line of output into several.
+std::string EscapeForMessage(std::string_view text);
+
 // A success or an error with a message that names the backup and the entry. Thread-compatible.
 class [[nodiscard]] Status {
  public:
@@ -67,7 +71,7 @@ class [[nodiscard]] Status {
   ErrorCode code() const { return code_; }
   int sys_errno() const { return errno_; }
   const std::string& message() const { return message_; }
-  // "BACKUP_DAMAGED: <message>", or "OK".
+  // "BACKUP_DAMAGED: <message>" (control characters escaped: one line), or "OK".
   std::string ToString() const;
   // The same status with `prefix` put before the message.
   Status WithPrefix(std::string_view prefix) const;

@@ -13,13 +13,6 @@ namespace fs = std::filesystem;
 
 namespace stitchfs::engine {
 
-int64_t ParseTimestamp(const std::string& ts) {
-  std::tm tm{};
-  if (::strptime(ts.c_str(), "%Y-%m-%d %H:%M:%S", &tm) == nullptr) return 0;
-  tm.tm_isdst = -1;
-  return int64_t{std::mktime(&tm)} * 1000000000;
-}
-
 bool IsBackupFolder(const std::string& dir) {
   return ::access((dir + "/.backup").c_str(), F_OK) == 0;
 }
@@ -34,7 +27,7 @@ void FillFigures(StoreEntry& s) {
     if (e.has_data_file() && e.data_file == e.name) s.stored_bytes += e.stored_size();
   }
   s.stored_bytes += s.backup->manifest_bytes();
-  s.time_ns = ParseTimestamp(s.backup->header().timestamp);
+  s.time = s.backup->header().time;
 }
 
 // Chain depth from the base locators, following bases that are in the store.
@@ -77,7 +70,7 @@ StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store) {
   }
   if (ec) return Status::IOError("read store " + store, ec.value());
   std::sort(out.begin(), out.end(), [](const StoreEntry& a, const StoreEntry& b) {
-    return std::tie(a.time_ns, a.name) < std::tie(b.time_ns, b.name);
+    return std::tie(a.time, a.name) < std::tie(b.time, b.name);
   });
   std::map<std::string, size_t> by_path;
   for (size_t i = 0; i < out.size(); ++i) {

@@ -15,7 +15,7 @@ struct StoreEntry {
   std::string path;
   std::shared_ptr<const Backup> backup;  // Null if it could not be opened.
   Status status;                         // Why not.
-  int64_t time_ns = 0;                   // The manifest's timestamp (local time), for ordering.
+  CivilSeconds time = 0;                 // The manifest's timestamp, for ordering.
   int depth = 1;              // Backups in its chain (1 = full), when the bases are in the store.
   uint64_t total_size = 0;    // Sum of the file sizes.
   uint64_t stored_bytes = 0;  // Data files stored in this backup, plus the manifest.
@@ -26,9 +26,6 @@ struct StoreEntry {
 // starts with a dot (prune's work folders) are skipped. kIOError if
 // `store` cannot be read.
 StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store);
-
-// Seconds-precision "YYYY-MM-DD hh:mm:ss" (local time) to ns since the epoch; 0 if unparsable.
-int64_t ParseTimestamp(const std::string& ts);
 
 // Is `dir` a single backup (holds a `.backup`)?
 bool IsBackupFolder(const std::string& dir);

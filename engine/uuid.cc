@@ -3,7 +3,6 @@
 #include <sys/random.h>
 
 #include <cstdio>
-#include <ctime>
 
 namespace stitchfs::engine {
 
@@ -21,15 +20,6 @@ std::string NewUuid() {
                 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
                 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
                 b[15]);
-  return out;
-}
-
-std::string LocalTimestamp() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::localtime_r(&now, &tm);
-  char out[32];
-  std::strftime(out, sizeof(out), "%Y-%m-%d %H:%M:%S", &tm);
   return out;
 }
 

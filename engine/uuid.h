@@ -8,7 +8,4 @@ namespace stitchfs::engine {
 // A canonical lowercase v4 UUID from the kernel's random source.
 std::string NewUuid();
 
-// The current local time as ClickHouse writes it: "YYYY-MM-DD hh:mm:ss".
-std::string LocalTimestamp();
-
 }  // namespace stitchfs::engine

@@ -22,8 +22,7 @@ std::optional<struct stat> BackupView::Attr(uint64_t ino) const {
     // A file without metadata that is unchanged since an older backup shows that backup's time.
     const auto origin = backup_->origin(n->ref);
     if (origin.level != 0 && !backup_->top().manifest().entry(n->ref).meta) {
-      const int64_t t = backup_->level(origin.level).time_ns;
-      st.st_mtim = {static_cast<time_t>(t / 1000000000), static_cast<long>(t % 1000000000)};
+      st.st_mtim = {static_cast<time_t>(backup_->level(origin.level).mtime_sec), 0};
       st.st_atim = st.st_ctim = st.st_mtim;
     }
   }

@@ -4,6 +4,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "engine/hard_links.h"
+
 namespace stitchfs::fs {
 namespace {
 
@@ -120,13 +122,9 @@ InodeTable InodeTable::Build(const engine::Manifest& m, std::vector<std::string>
   const size_t names = m.by_name().size() + symlinks.size();  // No reallocation from here on.
   t.inodes_.reserve(t.inodes_.size() + names + 1);            // (+ the sentinel)
   b.links_.reserve(b.links_.size() + names);
-  struct PairHash {
-    size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
-      return std::hash<uint64_t>()(p.first * 0x9e3779b97f4a7c15ULL ^ p.second);
-    }
-  };
-  // Source (dev, ino) -> inode.
-  std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> hard_links;
+  // Names of one file (engine::LinkLeaders): the leader's inode, shared.
+  const std::vector<uint32_t> leaders = engine::LinkLeaders(m);
+  std::unordered_map<uint32_t, uint32_t> leader_ino;
   const std::vector<std::string_view> dirs = b.SortedDirs();
   auto next_dir = dirs.begin();
   for (uint32_t i : m.by_name()) {  // Names sorted: a merge finds those that are folders.
@@ -137,16 +135,16 @@ InodeTable InodeTable::Build(const engine::Manifest& m, std::vector<std::string>
       continue;
     }
     uint32_t ino = 0;
-    if (e.meta && e.meta->ino != 0) {
-      auto [it, first] = hard_links.emplace(std::make_pair(e.meta->dev, e.meta->ino), 0);
-      if (!first) {
+    if (leaders[i] != i) {
+      auto it = leader_ino.find(leaders[i]);
+      if (it != leader_ino.end()) {
         ino = it->second;
         ++t.inodes_[ino - 1].nlink;
-      } else {
-        it->second = ino = b.New(InodeType::kFile, 0, i);
       }
-    } else {
+    }
+    if (ino == 0) {
       ino = b.New(InodeType::kFile, 0, i);
+      if (engine::LinkClaim(e)) leader_ino.emplace(leaders[i], ino);
     }
     b.Link(e.name, ino);
   }
@@ -218,18 +216,17 @@ struct stat InodeTable::Stat(uint64_t ino, const AttrOptions& o) const {
     if (n.ref != kNoRef) meta = m_->node(n.ref).meta;
     st.st_mode = S_IFDIR | 0555;
   }
-  int64_t mtime = o.default_mtime_ns;
+  struct timespec mtime = {static_cast<time_t>(o.default_mtime_sec), 0};
   if (meta) {
     st.st_mode = (st.st_mode & S_IFMT) | (n.type == InodeType::kSymlink ? 0777 : meta->mode);
     st.st_uid = meta->uid;
     st.st_gid = meta->gid;
-    mtime = meta->mtime_ns;
+    mtime = meta->mtime.ToTimespec();
   }
   if (o.uid) st.st_uid = *o.uid;
   if (o.gid) st.st_gid = *o.gid;
   if (o.umask) st.st_mode &= ~*o.umask;
-  st.st_mtim.tv_sec = mtime / 1000000000;
-  st.st_mtim.tv_nsec = mtime % 1000000000;
+  st.st_mtim = mtime;
   st.st_atim = st.st_ctim = st.st_mtim;
   st.st_blksize = 4096;
   st.st_blocks = (st.st_size + 511) / 512;

@@ -34,7 +34,7 @@ struct Dirent {
 
 // Attribute defaults for backups without POSIX metadata (ClickHouse's), and overrides.
 struct AttrOptions {
-  int64_t default_mtime_ns = 0;      // The backup's timestamp.
+  int64_t default_mtime_sec = 0;     // The backup's timestamp (seconds since the epoch).
   std::optional<uint32_t> uid, gid;  // Override every owner.
   std::optional<uint32_t> umask;     // Applied to every mode.
 };

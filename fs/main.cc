@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
     }
     auto backup = eng::ResolvedBackup::Open(o.backup, o.chain);
     if (!backup.ok()) return Fail(eng::ExitCodeFor(backup.status()), backup.status().ToString());
-    attr.default_mtime_ns = eng::ParseTimestamp((*backup)->top().header().timestamp);
+    attr.default_mtime_sec = eng::CivilToEpochSeconds((*backup)->top().header().time);
     auto view = std::make_unique<sfs::BackupView>(*backup, attr);
     for (const auto& c : view->conflicts()) {
       std::fprintf(stderr,

@@ -25,30 +25,6 @@ int64_t NowNs() {
       .count();
 }
 
-// "2026-11-02", "2026-11-02T13", "2026-11-02T13:00", "2026-11-02 13:00:05": the last
-// nanosecond of the period named, local time; nullopt if not a time.
-std::optional<int64_t> PeriodEnd(std::string_view text) {
-  std::string t(text);
-  std::replace(t.begin(), t.end(), 'T', ' ');
-  static const char* const kFormats[] = {"%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d %H",
-                                         "%Y-%m-%d",          "%Y-%m",          "%Y"};
-  static const int64_t kLength[] = {1, 60, 3600, 86400, 0, 0};
-  for (int f = 0; f < 6; ++f) {
-    std::tm tm{};
-    tm.tm_mday = 1;
-    const char* end = ::strptime(t.c_str(), kFormats[f], &tm);
-    if (end == nullptr || *end != '\0') continue;
-    tm.tm_isdst = -1;
-    std::tm next = tm;
-    if (f == 4) next.tm_mon += 1;
-    if (f == 5) next.tm_year += 1;
-    const int64_t start = std::mktime(&tm);
-    const int64_t stop = f >= 4 ? std::mktime(&next) : start + kLength[f];
-    return stop * 1000000000 - 1;
-  }
-  return std::nullopt;
-}
-
 std::string IsoTime(const std::string& ts) {
   std::string t = ts;
   std::replace(t.begin(), t.end(), ' ', 'T');
@@ -100,7 +76,7 @@ void StoreView::Rescan(bool force) const {
     if (header.ok()) {
       s.uuid = header->uuid;
       s.timestamp = header->timestamp;
-      s.time_ns = engine::ParseTimestamp(header->timestamp);
+      s.time = header->time;
     } else {
       s.error = header.status();
     }
@@ -150,7 +126,7 @@ std::shared_ptr<const BackupView> StoreView::View(uint64_t k) const {
   }
   if (!s.view) {
     AttrOptions attr = options_.attr;
-    attr.default_mtime_ns = s.time_ns;
+    attr.default_mtime_sec = engine::CivilToEpochSeconds(s.time);
     s.view = std::make_shared<BackupView>(*backup, attr, 0);
     s.bytes = s.view->MemoryUsage();
   }
@@ -202,15 +178,15 @@ std::optional<std::string> StoreView::Resolve(std::string_view dir, std::string_
     for (const auto& s : slots_) {
       if (s.present && !s.uuid.empty() && s.uuid == name) best = &s;
     }
-  } else if (auto end = PeriodEnd(name)) {
+  } else if (auto end = engine::PeriodEnd(name)) {
     for (const auto& s : slots_) {
-      if (!s.present || s.uuid.empty() || s.time_ns > *end) continue;
-      if (!best || std::tie(s.time_ns, s.name) > std::tie(best->time_ns, best->name)) best = &s;
+      if (!s.present || s.uuid.empty() || s.time > *end) continue;
+      if (!best || std::tie(s.time, s.name) > std::tie(best->time, best->name)) best = &s;
     }
   } else if (dir == "latest") {
     for (const auto& s : slots_) {
       if (!s.present || s.uuid.empty()) continue;
-      if (!best || std::tie(s.time_ns, s.name) > std::tie(best->time_ns, best->name)) best = &s;
+      if (!best || std::tie(s.time, s.name) > std::tie(best->time, best->name)) best = &s;
     }
   }
   if (!best) return std::nullopt;

@@ -55,7 +55,7 @@ class StoreView final : public Namespace {
     std::string path;
     std::string uuid;
     std::string timestamp;
-    int64_t time_ns = 0;
+    engine::CivilSeconds time = 0;
     bool present = true;
     mutable std::shared_ptr<const BackupView> view;  // Opened lazily; guarded by mu_.
     mutable engine::Status error;                    // Why it could not be opened.

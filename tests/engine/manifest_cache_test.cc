@@ -30,7 +30,7 @@ std::unique_ptr<const Manifest> Sample(size_t extra = 0) {
   h.deduplicate_files = true;
   h.algorithm = ChecksumAlgorithm::kXxh3;
   b.set_header(h);
-  PosixMeta meta{0644, 1000, 1001, 1234567890123456789, 42, 7, 8};
+  PosixMeta meta{0644, 1000, 1001, 1, {1234567890, 123456789}, {0, 42}, 7, 8};
   auto add = [&b](std::string name, uint64_t size, uint64_t base, uint64_t sum, std::string df,
                   std::optional<PosixMeta> m, bool enc = false) {
     FileEntry e;
@@ -92,7 +92,7 @@ void ExpectSame(const Manifest& a, const Manifest& b) {
   EXPECT_EQ(a.by_name(), b.by_name());
 }
 
-const ManifestIdentity kId{1, 2, 3, 4, 5};
+const ManifestIdentity kId{1, 2, 3, {0, 4}, {0, 5}};
 
 std::string WriteToFile(const TempDir& dir, const Manifest& m) {
   const std::string path = dir / "m.bin";
@@ -119,7 +119,7 @@ TEST(ManifestFileTest, AnotherIdentityIsAMiss) {
   TempDir dir;
   const std::string path = WriteToFile(dir, *Sample());
   ManifestIdentity other = kId;
-  other.ctime_ns += 1;
+  other.ctime.nsec += 1;
   EXPECT_EQ(ReadFromFile(path, other).status().code(), ErrorCode::kBackupDamaged);
 }
 
@@ -175,7 +175,7 @@ TEST(ManifestCacheTest, StoresLoadsTrimsAndDropsDamage) {
   ASSERT_NE(back, nullptr);
   ExpectSame(*m, *back);
   ManifestIdentity other = kId;
-  other.mtime_ns = 99;
+  other.mtime = {0, 99};
   EXPECT_EQ(cache.Load(other), nullptr);
   for (const auto& f : std::filesystem::directory_iterator(dir / "cache")) {
     std::filesystem::resize_file(f.path(), 100);

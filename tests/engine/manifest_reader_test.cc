@@ -30,14 +30,15 @@ TEST(ManifestReaderTest, CompactG2WithEveryEntryKind) {
           "</checksum><use_base>true</use_base></file>"
           "<file><name>dup.bin</name><size>17</size><checksum>5a1f10f638dc7a226231f3fd927d1726"
           "</checksum><data_file>log/data.bin</data_file></file>",
-          "<base_backup>File('base')</base_backup><base_backup_uuid>aaaa</base_backup_uuid>");
+          "<base_backup>File('base')</"
+          "base_backup><base_backup_uuid>aaaaaaaa-2222-4333-8444-555555555555</base_backup_uuid>");
   auto m = ParseManifest(xml, "/b/x");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   const Manifest& man = **m;
   EXPECT_EQ(man.header().version, 1);
   EXPECT_EQ(man.header().uuid, "11111111-2222-4333-8444-555555555555");
   EXPECT_EQ(man.header().base_backup, "File('base')");
-  EXPECT_EQ(man.header().base_backup_uuid, "aaaa");
+  EXPECT_EQ(man.header().base_backup_uuid, "aaaaaaaa-2222-4333-8444-555555555555");
   EXPECT_EQ(man.header().algorithm, ChecksumAlgorithm::kClickHouse);
   ASSERT_EQ(man.num_entries(), 4u);
 
@@ -67,7 +68,8 @@ TEST(ManifestReaderTest, CompactG2WithEveryEntryKind) {
 TEST(ManifestReaderTest, PrettyPrintedG1WithoutDedupTagAndWithLegacyTags) {
   const std::string xml =
       "<config>\n\t<version>1</version>\n\t<timestamp>2022-05-01 10:00:00</timestamp>\n"
-      "\t<uuid>u1</uuid>\n\t<contents>\n\t\t<file>\n\t\t\t<name>a.txt</name>\n"
+      "\t<uuid>11111111-2222-4333-8444-555555555555</"
+      "uuid>\n\t<contents>\n\t\t<file>\n\t\t\t<name>a.txt</name>\n"
       "\t\t\t<size>9</size>\n\t\t\t<checksum>28b5529750ac210952ffd366774363ed</checksum>\n"
       "\t\t\t<archive_suffix>x</archive_suffix>\n\t\t\t<pos_in_archive>3</pos_in_archive>\n"
       "\t\t</file>\n\t</contents>\n</config>\n";
@@ -96,18 +98,22 @@ TEST(ManifestReaderTest, UnknownTagsIgnoredRepeatedLeafKeepsFirstHeaderAfterCont
 
 TEST(ManifestReaderTest, VersionRules) {
   auto v2 = ParseManifest(
-      "<config><version>2</version><timestamp>t</timestamp><uuid>u</uuid>"
+      "<config><version>2</version><timestamp>2026-10-01 "
+      "12:00:00</timestamp><uuid>11111111-2222-4333-8444-555555555555</uuid>"
       "<contents/></config>",
       "x");
   EXPECT_TRUE(v2.ok());
   for (const char* v : {"3", "0", "99"}) {
     Status s = ParseError(std::string("<config><version>") + v +
-                          "</version><timestamp>t</timestamp><uuid>u</uuid><contents/></config>");
+                          "</version><timestamp>2026-10-01 "
+                          "12:00:00</timestamp><uuid>11111111-2222-4333-8444-555555555555</"
+                          "uuid><contents/></config>");
     EXPECT_EQ(s.code(), ErrorCode::kVersionNotSupported) << v;
     EXPECT_NE(s.message().find(std::string("Version ") + v + " is not supported"),
               std::string::npos);
   }
-  EXPECT_EQ(ParseError("<config><version> 1</version><timestamp>t</timestamp><uuid>u</uuid>"
+  EXPECT_EQ(ParseError("<config><version> 1</version><timestamp>2026-10-01 "
+                       "12:00:00</timestamp><uuid>11111111-2222-4333-8444-555555555555</uuid>"
                        "<contents/></config>")
                 .code(),
             ErrorCode::kBackupDamaged);
@@ -133,9 +139,12 @@ TEST(ManifestReaderTest, EveryDamageIsReportedWithBackupEntryAndPosition) {
       {"no contents", std::string(kHead) + "</config>", ErrorCode::kBackupDamaged, "no <contents>"},
       {"two contents", std::string(kHead) + "<contents/><contents/></config>",
        ErrorCode::kBackupDamaged, "second <contents>"},
-      {"no version", "<config><timestamp>t</timestamp><uuid>u</uuid><contents/></config>",
+      {"no version",
+       "<config><timestamp>2026-10-01 "
+       "12:00:00</timestamp><uuid>11111111-2222-4333-8444-555555555555</uuid><contents/></config>",
        ErrorCode::kBackupDamaged, "<version>"},
-      {"no uuid", "<config><version>1</version><timestamp>t</timestamp><contents/></config>",
+      {"no uuid",
+       "<config><version>1</version><timestamp>2026-10-01 12:00:00</timestamp><contents/></config>",
        ErrorCode::kBackupDamaged, "<uuid>"},
       {"malformed xml", Doc("<file><name>a</name><size>1</size>"), ErrorCode::kBackupDamaged,
        "line 1, column"},

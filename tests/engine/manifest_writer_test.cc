@@ -10,7 +10,7 @@ namespace {
 ManifestHeader Header() {
   ManifestHeader h;
   h.timestamp = "2026-10-01 12:00:00";
-  h.uuid = "u-1";
+  h.uuid = "11111111-2222-4333-8444-555555555555";
   h.deduplicate_files = true;
   return h;
 }

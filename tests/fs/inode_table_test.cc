@@ -10,7 +10,7 @@ namespace {
 std::unique_ptr<const engine::Manifest> Parse(const std::string& files,
                                               const std::string& nodes = "") {
   auto m = engine::ParseManifest(
-      "<config><version>1</version><timestamp>t</timestamp><uuid>u</uuid><contents>" + files +
+      "<config><version>1</version><timestamp>2026-10-01 12:00:00</timestamp><uuid>11111111-2222-4333-8444-555555555555</uuid><contents>" + files +
           "</contents>" + nodes + "</config>",
       "x");
   EXPECT_TRUE(m.ok()) << m.status().ToString();
