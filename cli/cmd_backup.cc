@@ -54,8 +54,10 @@ void PrintJson(const engine::BackupSummary& s, const std::string& dest) {
   j.Key("files_unread").Number(s.files_unread);
   j.Key("warnings").BeginArray();
   for (const auto& w : s.warnings) j.String(w);
-  j.EndArray().Key("errors").BeginArray();
-  for (const auto& e : s.errors) j.String(e.ToString());
+  j.EndArray().Key("incomplete").Bool(!s.missing.empty()).Key("missing").BeginArray();
+  for (const auto& m : s.missing) {
+    j.BeginObject().Key("name").String(m.name).Key("reason").String(m.reason).EndObject();
+  }
   j.EndArray().EndObject();
   std::printf("%s\n", j.str().c_str());
 }
@@ -97,13 +99,22 @@ int CmdBackup(int argc, char** argv) {
   bar.Done();
   if (!summary.ok()) return Fail(summary.status());
   for (const auto& w : summary->warnings) std::fprintf(stderr, "stitch: warning: %s\n", w.c_str());
-  for (const auto& e : summary->errors) std::fprintf(stderr, "stitch: %s\n", e.ToString().c_str());
+  for (const auto& m : summary->missing) {
+    std::fprintf(stderr, "stitch: left out %s: %s\n", m.name.c_str(),
+                 engine::EscapeForMessage(m.reason).c_str());
+  }
   if (args->Has("--json")) {
     PrintJson(*summary, options->dest);
   } else {
     PrintText(*summary, options->dest);
   }
-  return summary->errors.empty() ? engine::kExitOk : engine::kExitFailure;
+  if (!summary->missing.empty()) {
+    std::fprintf(stderr,
+                 "stitch: the backup is complete except for %zu source file(s) that could not be "
+                 "read; it is marked incomplete\n",
+                 summary->missing.size());
+  }
+  return summary->missing.empty() ? engine::kExitOk : engine::kExitFailure;
 }
 
 }  // namespace stitchfs::cli

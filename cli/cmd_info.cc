@@ -21,6 +21,12 @@ void PrintJson(const engine::BackupChain& chain, const engine::BackupStats& st) 
   j.Key("num_files").Number(st.num_files).Key("total_size").Number(st.total_size);
   j.Key("num_entries").Number(st.num_entries).Key("size_of_entries").Number(st.size_of_entries);
   j.Key("uncompressed_size").Number(st.uncompressed_size);
+  const auto& missing = chain.top().manifest().missing();
+  j.Key("incomplete").Bool(!missing.empty()).Key("missing").BeginArray();
+  for (const auto& m : missing) {
+    j.BeginObject().Key("name").String(m.name).Key("reason").String(m.reason).EndObject();
+  }
+  j.EndArray();
   j.Key("chain").BeginArray();
   for (size_t i = 0; i < chain.depth(); ++i) {
     const auto& b = chain.backup(i);
@@ -47,6 +53,13 @@ void PrintText(const engine::BackupChain& chain, const engine::BackupStats& st) 
   std::printf("size_of_entries:   %llu (%s)\n", static_cast<unsigned long long>(st.size_of_entries),
               HumanBytes(st.size_of_entries).c_str());
   std::printf("uncompressed_size: %llu\n", static_cast<unsigned long long>(st.uncompressed_size));
+  const auto& missing = chain.top().manifest().missing();
+  if (!missing.empty()) {
+    std::printf("incomplete:        %zu source file(s) could not be backed up:\n", missing.size());
+    for (const auto& m : missing) {
+      std::printf("  missing %s: %s\n", m.name.c_str(), engine::EscapeForMessage(m.reason).c_str());
+    }
+  }
   std::printf("chain (%zu backup%s):\n", chain.depth(), chain.depth() == 1 ? "" : "s");
   for (size_t i = 0; i < chain.depth(); ++i) {
     const auto& b = chain.backup(i);

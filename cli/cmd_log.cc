@@ -30,6 +30,7 @@ int CmdLog(int argc, char** argv) {
             .Key("files")
             .Number(s.backup->manifest().num_entries());
         j.Key("total_size").Number(s.total_size).Key("stored_bytes").Number(s.stored_bytes);
+        j.Key("incomplete").Number(s.backup->header().incomplete);
       } else {
         j.Key("error").String(s.status.ToString());
       }
@@ -46,9 +47,12 @@ int CmdLog(int argc, char** argv) {
         code = engine::ExitCodeFor(s.status);
         continue;
       }
-      std::printf("%-20s %-19s %5d %9zu %11s %11s\n", s.name.c_str(),
-                  s.backup->header().timestamp.c_str(), s.depth, s.backup->manifest().num_entries(),
-                  HumanBytes(s.total_size).c_str(), HumanBytes(s.stored_bytes).c_str());
+      const uint64_t missing = s.backup->header().incomplete;
+      std::printf(
+          "%-20s %-19s %5d %9zu %11s %11s%s\n", s.name.c_str(),
+          s.backup->header().timestamp.c_str(), s.depth, s.backup->manifest().num_entries(),
+          HumanBytes(s.total_size).c_str(), HumanBytes(s.stored_bytes).c_str(),
+          missing ? ("  incomplete (" + std::to_string(missing) + " missing)").c_str() : "");
     }
   }
   return code;

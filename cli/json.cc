@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "engine/json_string.h"
+
 namespace stitchfs::cli {
 
 void Json::Comma() {
@@ -31,21 +33,7 @@ Json& Json::Key(std::string_view k) {
 
 Json& Json::String(std::string_view v) {
   Comma();
-  out_.push_back('"');
-  for (char ch : v) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out_.push_back('\\');
-      out_.push_back(ch);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out_ += buf;
-    } else {
-      out_.push_back(ch);
-    }
-  }
-  out_.push_back('"');
+  engine::AppendJsonString(&out_, v);
   return *this;
 }
 

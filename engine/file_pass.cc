@@ -39,7 +39,7 @@ class Pass {
     return Status::OK();
   }
 
-  // After `size` bytes the file must end; if it goes on, it grew while read.
+  // Does the file go on after `size` bytes? An immutable one must not.
   Status CheckEnd() {
     char c;
     ssize_t n;
@@ -47,21 +47,25 @@ class Pass {
       n = ::pread(in_.fd, &c, 1, static_cast<off_t>(in_.size));
     } while (n < 0 && errno == EINTR);
     if (n < 0) return Status::IOError("read " + in_.name, errno);
-    if (n == 0) return Status::OK();
-    if (in_.immutable) {
+    result_.grew = n > 0;
+    if (result_.grew && in_.immutable) {
       return Status::ExpectedEndOfFile("Size of immutable file " + in_.name +
                                        " increased unexpectedly while calculating its checksum");
     }
-    return Changed(in_.name);
+    return Status::OK();
   }
 
   StatusOr<UniqueFd> CreateData() {
     UniqueFd fd(::openat(in_.temp_dir_fd, in_.temp_name.c_str(),
                          O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    if (!fd) return Status::IOError("create data file for " + in_.name, errno);
+    if (!fd) return Dest(Status::IOError("create data file for " + in_.name, errno));
     result_.stored = true;
     return fd;
   }
+
+  // Closes a data file; a failure loses written data and is the destination's.
+  Status CloseData(UniqueFd& out) { return Dest(out.Close(in_.name.c_str())); }
+  bool destination_failed() const { return dest_failed_; }
 
   // Hashes the whole file and stores all of it.
   Status StoreWhole() {
@@ -69,7 +73,7 @@ class Pass {
     Hasher h(in_.algorithm);
     RETURN_IF_ERROR(Read(0, in_.size, h, out.get()));
     result_.checksum = h.Digest();
-    return out.Close(in_.name.c_str());
+    return CloseData(out);
   }
 
   // Same size as the base's copy: hash only; store (verified) only if it differs.
@@ -99,14 +103,14 @@ class Pass {
       if (again.Digest() != prefix) return Changed(in_.name);
       RETURN_IF_ERROR(Read(base_size, in_.size, again, out.get()));
       result_.checksum = again.Digest();
-      return out.Close(in_.name.c_str());
+      return CloseData(out);
     }
     ASSIGN_OR_RETURN(UniqueFd out, CreateData());
     RETURN_IF_ERROR(Read(base_size, in_.size, h, out.get()));
     result_.checksum = h.Digest();
     result_.base_size = base_size;
     result_.base_checksum = prefix;
-    return out.Close(in_.name.c_str());
+    return CloseData(out);
   }
 
   StatusOr<FilePassResult> Run() {
@@ -132,20 +136,45 @@ class Pass {
     while (n > 0) {
       ssize_t w = ::write(fd, p, n);
       if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return Status::IOError("write data file for " + in_.name, errno);
+      if (w < 0) return Dest(Status::IOError("write data file for " + in_.name, errno));
       p += w;
       n -= static_cast<size_t>(w);
     }
     return Status::OK();
   }
 
+  Status Dest(Status s) {
+    if (!s.ok()) dest_failed_ = true;
+    return s;
+  }
+
   const FilePassInput& in_;
   std::unique_ptr<char[]> buf_;
   FilePassResult result_;
+  bool dest_failed_ = false;
 };
 
 }  // namespace
 
-StatusOr<FilePassResult> RunFilePass(const FilePassInput& in) { return Pass(in).Run(); }
+StatusOr<Checksum> HashPrefix(int fd, uint64_t size, ChecksumAlgorithm algorithm,
+                              const std::string& name) {
+  FilePassInput in;
+  in.fd = fd;
+  in.size = size;
+  in.name = name;
+  Pass pass(in);
+  Hasher h(algorithm);
+  RETURN_IF_ERROR(pass.Read(0, size, h, -1));
+  return h.Digest();
+}
+
+StatusOr<FilePassResult> RunFilePass(const FilePassInput& in, PassFault* fault) {
+  Pass pass(in);
+  auto r = pass.Run();
+  *fault = r.ok()                      ? PassFault::kNone
+           : pass.destination_failed() ? PassFault::kDestination
+                                       : PassFault::kSource;
+  return r;
+}
 
 }  // namespace stitchfs::engine

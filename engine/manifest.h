@@ -27,6 +27,16 @@ struct ManifestHeader {
   std::string base_backup;                      // Locator text; empty when there is none.
   std::optional<std::string> base_backup_uuid;  // Absent when not written.
   ChecksumAlgorithm algorithm = ChecksumAlgorithm::kClickHouse;
+  // Source files (and folders) that could not be backed up: the backup is incomplete. Their
+  // names and reasons follow the entries (Manifest::missing()).
+  uint64_t incomplete = 0;
+};
+
+// A source file or folder an incomplete backup lacks, and why (stitchfs's <stitchfs_missing>).
+struct MissingFile {
+  std::string name;  // As found in the source, made printable (escapes for bytes XML lacks).
+  std::string reason;
+  bool operator==(const MissingFile&) const = default;
 };
 
 // The largest file size a manifest may declare: what off_t (and so stat and pread) can hold.
@@ -78,6 +88,8 @@ class Manifest {
   // Directories and symlinks recorded by stitchfs's writer, in manifest order.
   size_t num_nodes() const { return nodes_.size(); }
   Node node(size_t i) const;
+  // What an incomplete backup lacks (header().incomplete of them).
+  const std::vector<MissingFile>& missing() const { return missing_; }
 
   // Bytes of heap in use by the entry table, the names and the indexes (for measurements and
   // memory bounds; address space reserved but never touched is not counted).
@@ -120,6 +132,7 @@ class Manifest {
   std::vector<uint32_t> by_content_;  // Entries with size > 0, by (size, checksum, position).
   std::vector<PosixMeta> meta_;
   std::vector<NodeRecord> nodes_;
+  std::vector<MissingFile> missing_;
 };
 
 // Builds a Manifest. Entries must already be valid (the reader and writer check them).
@@ -135,6 +148,8 @@ class ManifestBuilder {
   // kBackupDamaged if there are more than 2^32 - 1 entries or a name is over 4 GiB.
   Status Add(const FileEntry& e);
   void AddNode(const Node& n);
+  void AddMissing(MissingFile f) { m_->missing_.push_back(std::move(f)); }
+  size_t num_missing() const { return m_->missing_.size(); }
   size_t num_entries() const { return m_->entries_.size(); }
   // Sorts the indexes and hands the manifest over. The builder is empty afterwards.
   std::unique_ptr<const Manifest> Finish();

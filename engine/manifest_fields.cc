@@ -2,15 +2,16 @@
 
 #include <charconv>
 
+#include "engine/manifest_writer.h"
 #include "engine/path_check.h"
 
 namespace stitchfs::engine {
 namespace {
 
 constexpr std::string_view kHeaderTags[] = {
-    "version",     "deduplicate_files", "timestamp",
-    "uuid",        "backup_id",         "data_file_name_generator",
-    "base_backup", "base_backup_uuid",  "stitchfs_checksum"};
+    "version",           "deduplicate_files",        "timestamp",   "uuid",
+    "backup_id",         "data_file_name_generator", "base_backup", "base_backup_uuid",
+    "stitchfs_checksum", "stitchfs_incomplete"};
 constexpr std::string_view kFileTags[] = {
     "name",          "size",      "checksum",          "use_base",   "base_size",
     "base_checksum", "data_file", "encrypted_by_disk", "object_key", "stitchfs_meta"};
@@ -89,6 +90,11 @@ Status ManifestFields::ApplyHeader() {
                                          " is not supported");
     }
     h.algorithm = *a;
+  }
+  if (header_[kIncomplete]) {
+    auto n = ParseU64(*header_[kIncomplete]);
+    if (!n) return Damaged("Cannot parse <stitchfs_incomplete> value " + *header_[kIncomplete]);
+    h.incomplete = *n;
   }
   return Status::OK();
 }
@@ -185,17 +191,33 @@ Status ManifestFields::EndFile() {
   return Status::OK();
 }
 
-std::optional<NodeType> ManifestFields::NodeTag(std::string_view tag) {
-  if (tag == "stitchfs_dir") return NodeType::kDir;
-  if (tag == "stitchfs_symlink") return NodeType::kSymlink;
+std::optional<ManifestFields::Trailer> ManifestFields::TrailerTag(std::string_view tag) {
+  if (tag == "stitchfs_dir") return Trailer::kDir;
+  if (tag == "stitchfs_symlink") return Trailer::kSymlink;
+  if (tag == "stitchfs_missing") return Trailer::kMissing;
   return std::nullopt;
 }
 
-Status ManifestFields::AddNode(NodeType type, std::string_view text) {
-  auto node = NodeFromText(type, text);
+Status ManifestFields::AddTrailer(Trailer kind, std::string_view text) {
+  if (kind == Trailer::kMissing) {
+    auto f = MissingFromText(text);
+    if (!f) return Damaged("Cannot parse <stitchfs_missing> value " + std::string(text));
+    builder_.AddMissing(std::move(*f));
+    return Status::OK();
+  }
+  auto node = NodeFromText(kind == Trailer::kDir ? NodeType::kDir : NodeType::kSymlink, text);
   if (!node) return Damaged("Cannot parse node " + std::string(text));
   if (Status s = CheckRelativePath(node->name); !s.ok()) return s.WithPrefix("node: ");
   builder_.AddNode(*node);
+  return Status::OK();
+}
+
+Status ManifestFields::Finish() {
+  if (builder_.num_missing() != builder_.header().incomplete) {
+    return Damaged("<stitchfs_incomplete> says " + std::to_string(builder_.header().incomplete) +
+                   " files are missing, but " + std::to_string(builder_.num_missing()) +
+                   " are listed");
+  }
   return Status::OK();
 }
 

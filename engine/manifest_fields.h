@@ -26,10 +26,14 @@ class ManifestFields {
   void BeginFile();
   // Validates the current <file> and adds it to the builder.
   Status EndFile();
-  // The node leaf tags that may follow <contents> ("stitchfs_dir", "stitchfs_symlink").
-  static std::optional<NodeType> NodeTag(std::string_view tag);
-  // Parses one node leaf and adds it.
-  Status AddNode(NodeType type, std::string_view text);
+  // The leaves stitchfs writes after <contents>: directories and symlinks (nodes), and the
+  // files an incomplete backup lacks.
+  enum class Trailer { kDir, kSymlink, kMissing };
+  static std::optional<Trailer> TrailerTag(std::string_view tag);
+  // Parses one trailing leaf and adds it.
+  Status AddTrailer(Trailer kind, std::string_view text);
+  // Checks what only the whole document tells (the number of missing files).
+  Status Finish();
 
   ManifestBuilder& builder() { return builder_; }
   std::string BackupPrefix() const { return "Backup " + backup_name_ + ": "; }
@@ -47,6 +51,7 @@ class ManifestFields {
     kBase,
     kBaseUuid,
     kAlgorithm,
+    kIncomplete,
     kNumHeaderTags
   };
   enum FileTag {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <tuple>
 #include <type_traits>
@@ -132,7 +133,9 @@ class In {
   uint64_t pos_ = sizeof(FileHeader);
 };
 
-std::string HeaderStrings(const ManifestHeader& h) {
+// The header's strings, then the missing files, then four flag bytes.
+std::string HeaderStrings(const Manifest& m) {
+  const ManifestHeader& h = m.header();
   std::string s;
   auto put = [&s](const std::string& v) {
     const auto n = static_cast<uint32_t>(v.size());
@@ -143,6 +146,11 @@ std::string HeaderStrings(const ManifestHeader& h) {
     put(*v);
   }
   put(h.base_backup_uuid.value_or(""));
+  put(std::to_string(m.missing().size()));
+  for (const MissingFile& f : m.missing()) {
+    put(f.name);
+    put(f.reason);
+  }
   s.push_back(h.base_backup_uuid ? 1 : 0);
   s.push_back(static_cast<char>(h.deduplicate_files ? 1 + *h.deduplicate_files : 0));
   s.push_back(static_cast<char>(h.algorithm));
@@ -150,7 +158,7 @@ std::string HeaderStrings(const ManifestHeader& h) {
   return s;
 }
 
-bool ParseHeaderStrings(std::string_view s, ManifestHeader* h) {
+bool ParseHeaderStrings(std::string_view s, ManifestHeader* h, std::vector<MissingFile>* missing) {
   auto get = [&s](std::string* v) {
     uint32_t n;
     if (s.size() < 4) return false;
@@ -160,12 +168,20 @@ bool ParseHeaderStrings(std::string_view s, ManifestHeader* h) {
     s.remove_prefix(4 + n);
     return true;
   };
-  std::string base_uuid;
+  std::string base_uuid, count;
   for (std::string* v : {&h->timestamp, &h->uuid, &h->backup_id, &h->data_file_name_generator,
-                         &h->base_backup, &base_uuid}) {
+                         &h->base_backup, &base_uuid, &count}) {
     if (!get(v)) return false;
   }
-  if (s.size() != 4 || s[0] > 1 || s[1] > 2 || s[2] > 1) return false;
+  auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), h->incomplete);
+  if (ec != std::errc() || end != count.data() + count.size() || h->incomplete > s.size() / 8) {
+    return false;
+  }
+  missing->resize(h->incomplete);
+  for (MissingFile& f : *missing) {
+    if (!get(&f.name) || !get(&f.reason)) return false;
+  }
+  if (s.size() != 4 || s[0] > 1 || s[1] > 2 || s[2] > 1 || (s[3] != 1 && s[3] != 2)) return false;
   if (s[0]) h->base_backup_uuid = base_uuid;
   if (s[1]) h->deduplicate_files = s[1] == 2;
   h->algorithm = static_cast<ChecksumAlgorithm>(s[2]);
@@ -182,7 +198,7 @@ Status ManifestFile::Write(int fd, const Manifest& m, const ManifestIdentity& id
   h.node_size = sizeof(DiskNode);
   h.meta_size = sizeof(PosixMeta);
   h.id = id;
-  const std::string strings = HeaderStrings(m.header_);
+  const std::string strings = HeaderStrings(m);
   h.strings = strings.size();
   h.entries = m.entries_.size();
   h.metas = m.meta_.size();
@@ -284,8 +300,8 @@ StatusOr<std::unique_ptr<const Manifest>> ManifestFile::Read(int fd, const Manif
   auto m = std::make_unique<Manifest>();
   In in(fd);
   std::string strings(h.strings, '\0');
-  if (!in.Get(strings.data(), strings.size()) || !ParseHeaderStrings(strings, &m->header_) ||
-      !CheckHeader(&m->header_).ok()) {
+  if (!in.Get(strings.data(), strings.size()) ||
+      !ParseHeaderStrings(strings, &m->header_, &m->missing_) || !CheckHeader(&m->header_).ok()) {
     return bad;
   }
   auto names = std::unique_ptr<char[]>(new char[h.names + 1]);

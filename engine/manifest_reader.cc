@@ -54,7 +54,7 @@ class SaxState {
     }
     if (leaf_ != nullptr) {
       leaf_ = nullptr;
-      if (node_type_) Check(fields_.AddNode(*std::exchange(node_type_, std::nullopt), node_text_));
+      if (trailer_) Check(fields_.AddTrailer(*std::exchange(trailer_, std::nullopt), node_text_));
     } else if (depth_ == 3 && in_contents_) {
       Check(fields_.EndFile());
     } else if (depth_ == 2 && in_contents_) {
@@ -77,12 +77,13 @@ class SaxState {
     XML_StopParser(parser_, XML_FALSE);
   }
 
-  Status Finish() {
+  // `whole`: the document was read to its end (not only its header).
+  Status Finish(bool whole) {
     if (!status_.ok()) return status_;
     if (!seen_contents_) {
       return Status::BackupDamaged(fields_.BackupPrefix() + "Metadata has no <contents>");
     }
-    return Status::OK();
+    return whole ? fields_.Finish().WithPrefix(fields_.BackupPrefix()) : Status::OK();
   }
   const Status& status() const { return status_; }
   bool header_done() const { return header_done_; }
@@ -103,11 +104,11 @@ class SaxState {
       XML_StopParser(parser_, XML_FALSE);
     }
   }
-  // stitchfs's directory and symlink leaves, after </contents> (where ClickHouse ignores them).
+  // stitchfs's leaves after </contents> (where ClickHouse ignores them).
   void BeginNode(std::string_view tag, const char* name) {
-    node_type_ = ManifestFields::NodeTag(tag);
+    trailer_ = ManifestFields::TrailerTag(tag);
     node_text_.clear();
-    BeginLeaf(node_type_ ? &node_text_ : nullptr, name);
+    BeginLeaf(trailer_ ? &node_text_ : nullptr, name);
   }
   void BeginLeaf(std::string* slot, const char* name) {
     if (slot == nullptr) {
@@ -132,7 +133,7 @@ class SaxState {
   bool in_contents_ = false;
   std::string* leaf_ = nullptr;
   std::string leaf_name_;
-  std::optional<NodeType> node_type_;  // Set while inside a node leaf.
+  std::optional<ManifestFields::Trailer> trailer_;  // Set while inside a trailing leaf.
   std::string node_text_;
 };
 
@@ -187,12 +188,12 @@ class Parser {
 
   bool header_done() const { return state_.header_done(); }
   StatusOr<ManifestHeader> FinishHeader() {
-    RETURN_IF_ERROR(state_.Finish());
+    RETURN_IF_ERROR(state_.Finish(/*whole=*/false));
     return state_.fields().builder().header();
   }
 
   StatusOr<std::unique_ptr<const Manifest>> Finish() {
-    RETURN_IF_ERROR(state_.Finish());
+    RETURN_IF_ERROR(state_.Finish(/*whole=*/true));
     std::unique_ptr<const Manifest> m = state_.fields().builder().Finish();
     RETURN_IF_ERROR(CheckLinks(*m).WithPrefix(state_.fields().BackupPrefix()));
     return m;

@@ -1,5 +1,7 @@
 #include "engine/manifest_writer.h"
 
+#include <charconv>
+
 #include "engine/path_check.h"
 
 namespace stitchfs::engine {
@@ -21,6 +23,12 @@ size_t AllowedCharAt(std::string_view s, size_t i) {
   bool bad =
       overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff;
   return bad ? 0 : len;
+}
+
+std::string HexEscape(char c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const auto u = static_cast<unsigned char>(c);
+  return std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
 }
 
 void AppendEscaped(std::string_view s, std::string* out) {
@@ -102,8 +110,41 @@ Status CheckXmlText(std::string_view s, std::string_view what) {
   return Status::OK();
 }
 
+std::string MakePrintable(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = AllowedCharAt(s, i);
+    const char c = s[i];
+    if (n > 0 && c != '\t' && c != '\n') {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    out += c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : HexEscape(c);
+    ++i;
+  }
+  return out;
+}
+
+std::string MissingToText(const MissingFile& f) {
+  return std::to_string(f.name.size()) + " " + f.name + f.reason;
+}
+
+std::optional<MissingFile> MissingFromText(std::string_view text) {
+  const size_t sp = text.find(' ');
+  size_t len = 0;
+  if (sp == std::string_view::npos || sp == 0) return std::nullopt;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + sp, len);
+  if (ec != std::errc() || p != text.data() + sp || len > text.size() - sp - 1) return std::nullopt;
+  return MissingFile{std::string(text.substr(sp + 1, len)), std::string(text.substr(sp + 1 + len))};
+}
+
 Status RenderManifest(const ManifestHeader& h, std::span<const FileEntry> entries, std::string* out,
-                      std::span<const Node> nodes) {
+                      std::span<const Node> nodes, std::span<const MissingFile> missing) {
+  for (const MissingFile& f : missing) {
+    RETURN_IF_ERROR(CheckXmlText(f.name, "missing file name"));
+    RETURN_IF_ERROR(CheckXmlText(f.reason, "missing file reason"));
+  }
   for (const std::string* s :
        {&h.timestamp, &h.uuid, &h.backup_id, &h.data_file_name_generator, &h.base_backup}) {
     RETURN_IF_ERROR(CheckXmlText(*s, "manifest header"));
@@ -130,12 +171,14 @@ Status RenderManifest(const ManifestHeader& h, std::span<const FileEntry> entrie
   if (h.algorithm != ChecksumAlgorithm::kClickHouse) {
     Leaf(out, "stitchfs_checksum", ChecksumAlgorithmName(h.algorithm));
   }
+  if (!missing.empty()) Leaf(out, "stitchfs_incomplete", std::to_string(missing.size()));
   out->append("<contents>");
   for (const FileEntry& e : entries) RenderEntry(e, out);
   out->append("</contents>");
   for (const Node& n : nodes) {
     Leaf(out, n.type == NodeType::kDir ? "stitchfs_dir" : "stitchfs_symlink", NodeToText(n));
   }
+  for (const MissingFile& f : missing) Leaf(out, "stitchfs_missing", MissingToText(f));
   out->append("</config>");
   return Status::OK();
 }

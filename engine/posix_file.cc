@@ -13,12 +13,15 @@ namespace stitchfs::engine {
 
 StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extra_flags) {
   struct open_how how = {};
-  how.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | extra_flags;
+  // O_PATH opens nothing (and openat2 refuses other flags with it).
+  const int flags =
+      O_RDONLY | O_CLOEXEC | O_NOFOLLOW | ((extra_flags & O_PATH) ? 0 : O_NONBLOCK) | extra_flags;
+  how.flags = static_cast<uint64_t>(flags);
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   long fd = ::syscall(SYS_openat2, dir_fd, relative.c_str(), &how, sizeof(how));
   if (fd < 0 && (errno == ENOSYS || errno == EPERM)) {
     // Older kernels (or seccomp filters) lack openat2; the names were validated lexically.
-    fd = ::openat(dir_fd, relative.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | extra_flags);
+    fd = ::openat(dir_fd, relative.c_str(), flags);
   }
   if (fd < 0) return Status::IOError("open " + relative, errno);
   return UniqueFd(static_cast<int>(fd));

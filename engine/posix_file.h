@@ -14,6 +14,8 @@ namespace stitchfs::engine {
 // Opens `relative` beneath the folder `dir_fd` for reading, refusing to follow any symlink or
 // to leave the folder (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS where the kernel has it,
 // else openat with O_NOFOLLOW on the last component; names are validated lexically first).
+// Never blocks (O_NONBLOCK: a FIFO put in a file's place opens at once); callers check the
+// type of what they opened before reading it.
 StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extra_flags = 0);
 
 // Opens folder `rel` beneath `root` (empty: root itself), creating missing folders (0755), never

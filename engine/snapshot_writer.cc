@@ -19,6 +19,7 @@
 #include "engine/locator.h"
 #include "engine/manifest_writer.h"
 #include "engine/posix_file.h"
+#include "engine/source_read.h"
 #include "engine/source_tree.h"
 #include "engine/store.h"
 #include "engine/uuid.h"
@@ -34,20 +35,15 @@ constexpr const char* kTempDir = ".stitch-tmp";
 // Shared, read-only state of one backup run plus the per-file results workers fill in.
 class Run {
  public:
-  Run(const BackupOptions& o, const SourceTree& tree, const Manifest* base, ChecksumAlgorithm alg,
-      int src_fd, int tmp_fd)
-      : o_(o),
-        tree_(tree),
-        base_(base),
-        alg_(alg),
-        src_fd_(src_fd),
-        tmp_fd_(tmp_fd),
-        results_(tree.files.size()) {}
+  Run(const SourceReadOptions& o, const SourceTree& tree)
+      : o_(o), tree_(tree), results_(tree.files.size()) {}
 
-  // Processes files from a shared counter until none are left. Thread-safe.
+  // Processes files from a shared counter until none are left, or until one fails to write
+  // the destination (then the backup fails: no point filling a full disk). Thread-safe.
   void Work() {
-    for (size_t i; (i = next_.fetch_add(1)) < tree_.files.size();) {
-      results_[i] = ProcessWithRetries(i);
+    for (size_t i; !stop_.load() && (i = next_.fetch_add(1)) < tree_.files.size();) {
+      results_[i] = ReadSourceFile(o_, tree_.files[i], i);
+      if (results_[i].fault == PassFault::kDestination) stop_.store(true);
       files_done_.fetch_add(1, std::memory_order_relaxed);
       bytes_done_.fetch_add(static_cast<uint64_t>(tree_.files[i].st.st_size),
                             std::memory_order_relaxed);
@@ -63,106 +59,24 @@ class Run {
     return cv_.wait_for(lock, timeout, [&] { return workers_done_ == workers; });
   }
 
+  // The first failure to write the destination, if any (REQUIRES: workers finished).
+  Status DestinationError() const {
+    for (const FileResult& r : results_) {
+      if (r.fault == PassFault::kDestination) return r.status;
+    }
+    return Status::OK();
+  }
+
   std::vector<FileResult>& results() { return results_; }
   uint64_t files_done() const { return files_done_.load(std::memory_order_relaxed); }
   uint64_t bytes_done() const { return bytes_done_.load(std::memory_order_relaxed); }
 
  private:
-  bool Immutable(const std::string& name) const {
-    for (const auto& g : o_.immutable_globs) {
-      if (::fnmatch(g.c_str(), name.c_str(), 0) == 0) return true;
-    }
-    return false;
-  }
-
-  FileResult ProcessWithRetries(size_t i) {
-    FileResult r;
-    for (int attempt = 0;; ++attempt) {
-      r = Process(i);
-      const bool changed = !r.status.ok() && r.status.sys_errno() == EAGAIN;
-      if (!changed || attempt >= o_.max_retries) break;
-      ::unlinkat(tmp_fd_, std::to_string(i).c_str(), 0);
-    }
-    return r;
-  }
-
-  // The files cache: an unchanged file (same size, mtime, ctime, inode) is the base's file.
-  bool TrustBase(const FileEntry& b, const struct stat& st, FileResult* r) const {
-    if (!o_.files_cache || !b.meta || b.size != static_cast<uint64_t>(st.st_size)) return false;
-    const PosixMeta now = MetaFromStat(st);
-    if (b.meta->mtime != now.mtime || b.meta->ctime != now.ctime || b.meta->ino != now.ino ||
-        b.meta->dev != now.dev) {
-      return false;
-    }
-    r->size = b.size;
-    r->pass.checksum = b.checksum;
-    r->pass.base_size = b.size;
-    r->pass.base_checksum = b.checksum;
-    r->unread = true;
-    return true;
-  }
-
-  // The base's entry named `name`, if the base has one.
-  std::optional<FileEntry> BaseByName(const std::string& name) const {
-    if (base_ == nullptr) return std::nullopt;
-    auto idx = base_->FindByName(name);
-    return idx ? std::optional(base_->entry(*idx)) : std::nullopt;
-  }
-
-  FileResult Process(size_t i) {
-    const SourceFile& f = tree_.files[i];
-    FileResult r;
-    const std::optional<FileEntry> by_name = BaseByName(f.name);
-    // The files cache decides from the walk's lstat, without opening the file.
-    if (by_name && f.st.st_size > 0 && TrustBase(*by_name, f.st, &r)) {
-      r.meta = MetaFromStat(f.st);
-      return r;
-    }
-    auto fd = OpenBeneath(src_fd_, f.name);
-    if (!fd.ok()) {
-      r.status = fd.status();
-      return r;
-    }
-    struct stat st;
-    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      r.status = Status::IOError("stat " + f.name, errno ? errno : EINVAL);
-      return r;
-    }
-    r.meta = MetaFromStat(st);
-    r.size = static_cast<uint64_t>(st.st_size);
-    FilePassInput in;
-    in.fd = fd->get();
-    in.size = static_cast<uint64_t>(st.st_size);
-    in.name = f.name;
-    in.algorithm = alg_;
-    if (by_name && by_name->size > 0) in.base = std::make_pair(by_name->size, by_name->checksum);
-    in.immutable = Immutable(f.name);
-    in.temp_dir_fd = tmp_fd_;
-    in.temp_name = std::to_string(i);
-    auto pass = RunFilePass(in);
-    if (!pass.ok()) {
-      r.status = pass.status();
-      return r;
-    }
-    r.pass = *pass;
-    r.size = in.size;
-    struct stat after;
-    if (::fstat(fd->get(), &after) == 0 &&
-        (after.st_size != st.st_size || MetaFromStat(after).mtime != r.meta.mtime)) {
-      r.status =
-          Status(ErrorCode::kIOError, "file " + f.name + " changed while it was read", EAGAIN);
-    }
-    return r;
-  }
-
-  const BackupOptions& o_;
+  const SourceReadOptions& o_;
   const SourceTree& tree_;
-  const Manifest* base_;
-  const ChecksumAlgorithm alg_;
-  const int src_fd_;
-  const int tmp_fd_;
   std::vector<FileResult> results_;
   std::atomic<size_t> next_{0};
+  std::atomic<bool> stop_{false};
   std::atomic<uint64_t> files_done_{0};
   std::atomic<uint64_t> bytes_done_{0};
   std::mutex mu_;
@@ -201,44 +115,27 @@ std::string BaseLocator(const std::string& base, const std::string& dest) {
   return FileLocator(rel.empty() ? b.string() : rel.string());
 }
 
-}  // namespace
-
-StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress& progress) {
-  ASSIGN_OR_RETURN(auto base, OpenBase(o));
-  ChecksumAlgorithm alg =
+// The checksum algorithm of the new backup: the base's (a chain keeps one), else the option's.
+StatusOr<ChecksumAlgorithm> AlgorithmFor(const BackupOptions& o, const BackupChain* base) {
+  const ChecksumAlgorithm alg =
       base ? base->top().header().algorithm : o.algorithm.value_or(ChecksumAlgorithm::kXxh3);
   if (o.algorithm && *o.algorithm != alg) {
     return Status::InvalidArgument(std::string("the base uses ") + ChecksumAlgorithmName(alg) +
                                    " checksums; a chain keeps one algorithm");
   }
   if (!o.timestamp.empty()) {
-    if (auto t = ParseBackupTime(o.timestamp); !t.ok())
+    if (auto t = ParseBackupTime(o.timestamp); !t.ok()) {
       return t.status().WithPrefix("--timestamp: ");
+    }
   }
-  ASSIGN_OR_RETURN(SourceTree tree, WalkSource(o.source));
-  UniqueFd src(::open(o.source.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!src) return Status::IOError("open " + o.source, errno);
-  BackupSummary summary;
-  summary.uuid = NewUuid();
-  std::string notice;
-  ASSIGN_OR_RETURN(auto lock, BackupLock::Acquire(o.dest, summary.uuid, &notice));
-  if (!notice.empty()) summary.warnings.push_back(notice);
-  summary.warnings.insert(summary.warnings.end(), tree.warnings.begin(), tree.warnings.end());
-  summary.errors = tree.errors;
-  if (::mkdirat(lock->dir_fd(), kTempDir, 0700) != 0)
-    return Status::IOError("create temp folder", errno);
-  UniqueFd tmp(::openat(lock->dir_fd(), kTempDir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!tmp) return Status::IOError("open temp folder", errno);
+  return alg;
+}
 
-  Run run(o, tree, base ? &base->top().manifest() : nullptr, alg, src.get(), tmp.get());
-  RunWorkers(run, o.jobs > 0 ? o.jobs : DefaultJobs(), tree, progress);
-
-  PlanInput plan{tree,           run.results(), base ? &base->top().manifest() : nullptr,
-                 lock->dir_fd(), tmp.get(),     kTempDir};
-  ASSIGN_OR_RETURN(std::vector<FileEntry> entries, FinishEntries(plan, &summary));
+ManifestHeader HeaderFor(const BackupOptions& o, const BackupSummary& s, const BackupChain* base,
+                         const std::vector<FileEntry>& entries, ChecksumAlgorithm alg) {
   ManifestHeader h;
   h.timestamp = o.timestamp.empty() ? FormatCivil(NowCivil()) : o.timestamp;
-  h.uuid = summary.uuid;
+  h.uuid = s.uuid;
   h.deduplicate_files = true;
   h.algorithm = alg;
   bool uses_base = false;
@@ -247,13 +144,59 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
     h.base_backup = BaseLocator(o.base, o.dest);
     h.base_backup_uuid = base->top().header().uuid;
   }
+  return h;
+}
+
+// Reads every source file into the temp folder and turns the results into entries.
+StatusOr<std::vector<FileEntry>> ReadAll(const BackupOptions& o, const SourceTree& tree,
+                                         const SourceReadOptions& ro, int dest_fd,
+                                         const WriterProgress& progress, BackupSummary* summary) {
+  Run run(ro, tree);
+  RunWorkers(run, o.jobs > 0 ? o.jobs : DefaultJobs(), tree, progress);
+  RETURN_IF_ERROR(run.DestinationError());
+  SplitChangedLinks(tree, run.results(), &summary->warnings);
+  PlanInput plan{tree, run.results(), ro.base, dest_fd, ro.temp_fd};
+  return FinishEntries(plan, summary);
+}
+
+}  // namespace
+
+StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress& progress) {
+  ASSIGN_OR_RETURN(auto base, OpenBase(o));
+  ASSIGN_OR_RETURN(const ChecksumAlgorithm alg, AlgorithmFor(o, base.get()));
+  UniqueFd src(::open(o.source.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));
+  if (!src) return Status::IOError("open source folder " + o.source, errno);
+  ASSIGN_OR_RETURN(SourceTree tree, WalkSource(src.get()));
+  BackupSummary summary;
+  summary.uuid = NewUuid();
+  std::string notice;
+  ASSIGN_OR_RETURN(auto lock, BackupLock::Acquire(o.dest, summary.uuid, &notice));
+  if (!notice.empty()) summary.warnings.push_back(notice);
+  summary.warnings.insert(summary.warnings.end(), tree.warnings.begin(), tree.warnings.end());
+  summary.missing = tree.missing;
+  if (::mkdirat(lock->dir_fd(), kTempDir, 0700) != 0)
+    return Status::IOError("create temp folder", errno);
+  UniqueFd tmp(::openat(lock->dir_fd(), kTempDir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!tmp) return Status::IOError("open temp folder", errno);
+  const SourceReadOptions ro{src.get(),
+                             tmp.get(),
+                             alg,
+                             base ? &base->top().manifest() : nullptr,
+                             o.files_cache,
+                             o.max_retries,
+                             &o.immutable_globs};
+  ASSIGN_OR_RETURN(std::vector<FileEntry> entries,
+                   ReadAll(o, tree, ro, lock->dir_fd(), progress, &summary));
+  const ManifestHeader h = HeaderFor(o, summary, base.get(), entries, alg);
   std::vector<Node> nodes;
   for (const SourceNode& n : tree.nodes) nodes.push_back({n.type, n.name, n.target, n.meta});
   summary.nodes = nodes.size();
   std::string xml;
-  RETURN_IF_ERROR(RenderManifest(h, entries, &xml, nodes));
-  tmp.Reset(-1);
-  ::unlinkat(lock->dir_fd(), kTempDir, AT_REMOVEDIR);
+  RETURN_IF_ERROR(RenderManifest(h, entries, &xml, nodes, summary.missing));
+  RETURN_IF_ERROR(tmp.Close(kTempDir));
+  if (::unlinkat(lock->dir_fd(), kTempDir, AT_REMOVEDIR) != 0) {
+    return Status::IOError("remove " + o.dest + "/" + kTempDir, errno);
+  }
   // One syncfs makes every data file durable before the manifest that names them exists.
   if (::syncfs(lock->dir_fd()) != 0) return Status::IOError("syncfs " + o.dest, errno);
   RETURN_IF_ERROR(WriteFileAtomically(o.dest, ".backup", xml));

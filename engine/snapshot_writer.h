@@ -39,8 +39,8 @@ struct BackupSummary {
   uint64_t bytes_deduplicated = 0;      // Not stored because another entry holds the content.
   uint64_t files_unread = 0;            // Trusted by the files cache.
   uint64_t data_files = 0;
-  std::vector<std::string> warnings;  // Skipped files, files that kept changing.
-  std::vector<Status> errors;         // Files that could not be read (left out).
+  std::vector<std::string> warnings;  // Skipped special files, hard links that changed.
+  std::vector<MissingFile> missing;   // Source files that could not be read (left out).
 };
 
 // Progress callback: files and bytes processed so far, and the totals.
@@ -48,9 +48,12 @@ using WriterProgress =
     std::function<void(uint64_t files, uint64_t bytes, uint64_t total_files, uint64_t total_bytes)>;
 
 // Writes the backup. The destination holds `.lock` while written; data files are synced and
-// `.backup` is written last, atomically. On failure nothing that opens as a backup is left.
-// Errors: kBackupAlreadyExists, kExpectedEndOfFile (an immutable file grew), kInvalidArgument,
-// errors opening the base, kIOError (source root, destination, ENOSPC, ...).
+// `.backup` is written last, atomically. Any failure to write the destination (ENOSPC, EIO,
+// ...) fails the backup, and then nothing that opens as a backup is left. Source files that
+// vanish or cannot be read are left out: the backup completes, marked incomplete, listing them
+// (BackupSummary::missing, the manifest's <stitchfs_missing>). Errors: kBackupAlreadyExists,
+// kExpectedEndOfFile (an immutable file grew), kInvalidArgument, errors opening the base,
+// kIOError (source root, destination).
 StatusOr<BackupSummary> WriteBackup(const BackupOptions& options, const WriterProgress& progress);
 
 }  // namespace stitchfs::engine

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/manifest.h"
 #include "engine/posix_meta.h"
 #include "engine/status_or.h"
 
@@ -28,12 +29,17 @@ struct SourceTree {
   std::vector<SourceFile> files;      // Sorted by name (byte order).
   std::vector<SourceNode> nodes;      // Directories and symlinks, sorted by name.
   std::vector<std::string> warnings;  // Skipped sockets, fifos, devices.
-  std::vector<Status> errors;         // Unreadable folders, names XML cannot carry.
+  std::vector<MissingFile> missing;   // Unreadable folders, names XML cannot carry, ...
   uint64_t total_bytes = 0;
 };
 
 // Walks `root`. kIOError if `root` itself cannot be opened; problems below it are collected.
-StatusOr<SourceTree> WalkSource(const std::string& root);
+// Nothing outside `root` is ever read: no symlink is followed, folders are opened beneath it.
+// `root_fd` is an open folder; the caller keeps it (and reads the files beneath the same fd).
+StatusOr<SourceTree> WalkSource(int root_fd);
+
+// The short reason a Status gives for leaving a source file out ("No such file or directory").
+std::string ReasonOf(const Status& s);
 
 // Metadata of `st` as recorded in manifests.
 PosixMeta MetaFromStat(const struct stat& st);

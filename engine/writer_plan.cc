@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <map>
 
+#include "engine/hard_links.h"
+#include "engine/manifest_writer.h"
 #include "engine/posix_file.h"
 
 namespace stitchfs::engine {
@@ -23,11 +25,46 @@ Status MoveIntoPlace(const PlanInput& in, size_t i, const std::string& name) {
   return Status::OK();
 }
 
-void DropTemp(const PlanInput& in, size_t i) {
-  if (in.results[i].pass.stored) ::unlinkat(in.tmp_fd, std::to_string(i).c_str(), 0);
+// Removes temp data file `i` if one was written (a failure is the destination's).
+Status DropTemp(const PlanInput& in, size_t i) {
+  if (!in.results[i].pass.stored) return Status::OK();
+  if (::unlinkat(in.tmp_fd, std::to_string(i).c_str(), 0) != 0 && errno != ENOENT) {
+    return Status::IOError("remove a temporary data file", errno);
+  }
+  return Status::OK();
+}
+
+// The entry for a result read without error (no content decisions yet).
+FileEntry EntryOf(const std::string& name, const FileResult& r) {
+  FileEntry e;
+  e.name = name;
+  e.size = r.size;
+  e.meta = r.meta;
+  e.checksum = r.size > 0 ? r.pass.checksum : Checksum{};
+  return e;
 }
 
 }  // namespace
+
+void SplitChangedLinks(const SourceTree& tree, std::vector<FileResult>& results,
+                       std::vector<std::string>* warnings) {
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<size_t>> groups;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const FileResult& r = results[i];
+    if (r.status.ok() && r.meta.nlink > 1) groups[{r.meta.dev, r.meta.ino}].push_back(i);
+  }
+  for (const auto& [key, members] : groups) {
+    const FileEntry first = EntryOf(tree.files[members[0]].name, results[members[0]]);
+    bool same = true;
+    for (size_t k = 1; k < members.size() && same; ++k) {
+      same = SameLinkedFile(first, EntryOf(tree.files[members[k]].name, results[members[k]]));
+    }
+    if (same) continue;
+    for (size_t i : members) results[i].meta.nlink = 1;
+    warnings->push_back("hard links of " + MakePrintable(tree.files[members[0]].name) +
+                        " changed between the reads of their names; stored as separate files");
+  }
+}
 
 StatusOr<std::vector<FileEntry>> FinishEntries(const PlanInput& in, BackupSummary* s) {
   std::vector<FileEntry> out;
@@ -36,15 +73,14 @@ StatusOr<std::vector<FileEntry>> FinishEntries(const PlanInput& in, BackupSummar
     const FileResult& r = in.results[i];
     const std::string& name = in.tree.files[i].name;
     if (!r.status.ok()) {
-      DropTemp(in, i);
-      if (r.status.code() == ErrorCode::kExpectedEndOfFile) return r.status;
-      s->errors.push_back(r.status.WithPrefix("left out: "));
+      if (r.fault == PassFault::kDestination || r.status.code() == ErrorCode::kExpectedEndOfFile) {
+        return r.status;
+      }
+      RETURN_IF_ERROR(DropTemp(in, i));
+      s->missing.push_back({MakePrintable(name), ReasonOf(r.status)});
       continue;
     }
-    FileEntry e;
-    e.name = name;
-    e.size = r.size;
-    e.meta = r.meta;
+    FileEntry e = EntryOf(name, r);
     ++s->files;
     s->total_size += e.size;
     s->bytes_read += r.pass.bytes_read;
@@ -53,16 +89,15 @@ StatusOr<std::vector<FileEntry>> FinishEntries(const PlanInput& in, BackupSummar
       out.push_back(e);
       continue;
     }
-    e.checksum = r.pass.checksum;
     const bool in_base = r.pass.base_size == e.size ||
                          (in.base != nullptr && in.base->FindByContent(e.size, e.checksum));
     if (in_base) {  // Unchanged, or renamed: the whole file comes from the base.
-      DropTemp(in, i);
+      RETURN_IF_ERROR(DropTemp(in, i));
       e.base_size = e.size;
       e.base_checksum = e.checksum;
       s->bytes_from_base_whole += e.size;
     } else if (auto rep = reps.find({e.size, e.checksum}); rep != reps.end()) {
-      DropTemp(in, i);
+      RETURN_IF_ERROR(DropTemp(in, i));
       const FileEntry& first = out[rep->second];
       e.base_size = first.base_size;
       e.base_checksum = first.base_checksum;

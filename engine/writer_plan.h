@@ -5,20 +5,12 @@
 
 #include <vector>
 
-#include "engine/file_pass.h"
 #include "engine/manifest.h"
 #include "engine/snapshot_writer.h"
+#include "engine/source_read.h"
 #include "engine/source_tree.h"
 
 namespace stitchfs::engine {
-
-struct FileResult {
-  Status status;
-  FilePassResult pass;
-  uint64_t size = 0;
-  PosixMeta meta;
-  bool unread = false;  // Taken from the base by the files cache.
-};
 
 struct PlanInput {
   const SourceTree& tree;
@@ -26,13 +18,20 @@ struct PlanInput {
   const Manifest* base;              // The base's manifest, or nullptr.
   int dest_fd;
   int tmp_fd;  // Holds data file `i` for file i when results[i] stored.
-  const char* tmp_name;
 };
 
+// Names that the source gave one (dev, ino) with a link count above 1 are hard links only if
+// every name was read with the same content and attributes; otherwise (the file changed
+// between the reads of its names) each name is recorded as a file of its own (link count 1),
+// with a warning.
+void SplitChangedLinks(const SourceTree& tree, std::vector<FileResult>& results,
+                       std::vector<std::string>* warnings);
+
 // Entries in name order. Every entry of one (size, checksum) key gets the first one's base
-// coverage and data file (never ClickHouse bug #112403). Unreadable files are left out and
-// added to summary->errors; an immutable file that grew fails the whole backup
-// (kExpectedEndOfFile). The returned entries point into `in.tree`.
+// coverage and data file (never ClickHouse bug #112403). Source files that could not be read
+// are left out and listed in summary->missing; an immutable file that grew fails the whole
+// backup (kExpectedEndOfFile), and so does any failure to write the destination. The
+// returned entries point into `in.tree`.
 StatusOr<std::vector<FileEntry>> FinishEntries(const PlanInput& in, BackupSummary* summary);
 
 }  // namespace stitchfs::engine

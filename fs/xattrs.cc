@@ -1,5 +1,6 @@
 #include "fs/xattrs.h"
 
+#include "engine/json_string.h"
 #include "fs/backup_view.h"
 
 namespace stitchfs::fs {
@@ -8,12 +9,9 @@ namespace {
 constexpr const char* kPrefix = "user.stitchfs.";
 
 std::string Quote(std::string_view v) {
-  std::string out = "\"";
-  for (char c : v) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    out.push_back(c);
-  }
-  return out + "\"";
+  std::string out;
+  engine::AppendJsonString(&out, v);
+  return out;
 }
 
 // JSON: [{"backup": path, "level": n, "from": first byte, "to": end byte}, ...] in file order.
@@ -35,6 +33,14 @@ std::string RootValue(const BackupView& s, const std::string& key) {
   if (key == "uuid") return h.uuid;
   if (key == "timestamp") return h.timestamp;
   if (key == "algorithm") return engine::ChecksumAlgorithmName(h.algorithm);
+  if (key == "incomplete") {  // JSON: what the backup lacks.
+    std::string out = "[";
+    for (const auto& m : s.backup().top().manifest().missing()) {
+      if (out.size() > 1) out += ",";
+      out += "{\"name\":" + Quote(m.name) + ",\"reason\":" + Quote(m.reason) + "}";
+    }
+    return out + "]";
+  }
   if (key == "chain") {  // JSON, the top backup first.
     std::string out = "[";
     for (size_t i = 0; i < s.backup().depth(); ++i) {
@@ -59,8 +65,14 @@ const std::vector<std::string>& FileKeys() {
   return k;
 }
 const std::vector<std::string>& RootKeys() {
-  static const std::vector<std::string> k = {"uuid", "timestamp", "algorithm", "chain", "stats"};
+  static const std::vector<std::string> k = {"uuid",  "timestamp", "algorithm",
+                                             "chain", "stats",     "incomplete"};
   return k;
+}
+
+// The root's keys; "incomplete" only for a backup that lacks files.
+bool RootHas(const BackupView& s, const std::string& key) {
+  return key != "incomplete" || !s.backup().top().manifest().missing().empty();
 }
 
 }  // namespace
@@ -72,7 +84,9 @@ std::vector<std::string> XattrNames(const BackupView& s, uint64_t ino) {
                      : n && n->type == InodeType::kFile ? &FileKeys()
                                                         : nullptr;
   if (keys) {
-    for (const auto& k : *keys) out.push_back(kPrefix + k);
+    for (const auto& k : *keys) {
+      if (ino != InodeTable::kRoot || RootHas(s, k)) out.push_back(kPrefix + k);
+    }
   }
   return out;
 }
@@ -84,7 +98,7 @@ std::optional<std::string> XattrValue(const BackupView& s, uint64_t ino, const s
   if (n == nullptr) return std::nullopt;
   if (ino == InodeTable::kRoot) {
     for (const auto& k : RootKeys()) {
-      if (k == key) return RootValue(s, key);
+      if (k == key && RootHas(s, key)) return RootValue(s, key);
     }
     return std::nullopt;
   }

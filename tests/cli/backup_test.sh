@@ -48,6 +48,10 @@ check "log --json" grep -q '"depth":3' <<<"$("$STITCH" log "$work/store" --json)
 expect_exit 13 "already exists" -- "$STITCH" backup "$work/src" "$work/store/b0"
 expect_exit 2 "--checksum" -- "$STITCH" backup "$work/src" "$work/x" --checksum md5
 expect_exit 10 "BACKUP_NOT_FOUND" -- "$STITCH" backup "$work/src" "$work/x" --base "$work/nothing"
+expect_exit 2 "before 1970" -- "$STITCH" backup "$work/src" "$work/x" --timestamp '1600-01-01 00:00:00'
+expect_exit 2 "not a date-time" -- "$STITCH" backup "$work/src" "$work/x" --timestamp '10000-01-01 00:00:00'
+expect_exit 2 "not a date-time" -- "$STITCH" backup "$work/src" "$work/x" --timestamp '2026-02-30 00:00:00'
+check "refused timestamps leave nothing" test ! -e "$work/x"
 head -c 50000000 /dev/urandom > "$work/src/big.bin"
 ( while [ ! -e "$work/stop" ]; do echo more >> "$work/src/big.bin"; done ) &
 appender=$!

@@ -29,7 +29,10 @@ std::unique_ptr<const Manifest> Sample(size_t extra = 0) {
   h.base_backup_uuid = "66666666-2222-4333-8444-555555555555";
   h.deduplicate_files = true;
   h.algorithm = ChecksumAlgorithm::kXxh3;
+  h.incomplete = 2;
   b.set_header(h);
+  b.AddMissing({"gone/file", "No such file or directory"});
+  b.AddMissing({"fifo\\x01", "it is now a FIFO"});
   PosixMeta meta{0644, 1000, 1001, 1, {1234567890, 123456789}, {0, 42}, 7, 8};
   auto add = [&b](std::string name, uint64_t size, uint64_t base, uint64_t sum, std::string df,
                   std::optional<PosixMeta> m, bool enc = false) {
@@ -90,6 +93,8 @@ void ExpectSame(const Manifest& a, const Manifest& b) {
     EXPECT_EQ(a.node(i).meta, b.node(i).meta);
   }
   EXPECT_EQ(a.by_name(), b.by_name());
+  EXPECT_EQ(a.header().incomplete, b.header().incomplete);
+  EXPECT_EQ(a.missing(), b.missing());
 }
 
 const ManifestIdentity kId{1, 2, 3, {0, 4}, {0, 5}};

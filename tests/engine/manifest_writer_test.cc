@@ -93,3 +93,33 @@ TEST(ManifestWriterTest, RefusesWhatXmlCannotCarry) {
 
 }  // namespace
 }  // namespace stitchfs::engine
+
+namespace stitchfs::engine {
+namespace {
+
+TEST(ManifestWriterTest, MissingFilesRoundTripAndAreCounted) {
+  const std::vector<MissingFile> missing = {
+      {MakePrintable("logs/app.log"), "No such file or directory"},
+      {MakePrintable("bad\xff\x01"
+                     "name\n"),
+       "it is now a FIFO"}};
+  EXPECT_EQ(missing[1].name, "bad\\xff\\x01name\\n");
+  std::string xml;
+  ASSERT_TRUE(RenderManifest(Header(), {}, &xml, {}, missing).ok());
+  EXPECT_NE(xml.find("<stitchfs_incomplete>2</stitchfs_incomplete><contents>"), std::string::npos);
+  auto m = ParseManifest(xml, "inc");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ((*m)->header().incomplete, 2u);
+  EXPECT_EQ((*m)->missing(), missing);
+  // A count that disagrees with the list is damage.
+  std::string lying = xml;
+  lying.replace(lying.find("incomplete>2<"), 13, "incomplete>3<");
+  EXPECT_EQ(ParseManifest(lying, "inc").status().code(), ErrorCode::kBackupDamaged);
+  // A complete backup says nothing of it.
+  xml.clear();
+  ASSERT_TRUE(RenderManifest(Header(), {}, &xml).ok());
+  EXPECT_EQ(xml.find("stitchfs_incomplete"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stitchfs::engine

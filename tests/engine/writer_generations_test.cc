@@ -114,7 +114,7 @@ TEST(WriterGenerationsTest, EveryGenerationRestoresExactly) {
     o.files_cache = gen % 2 == 1;
     auto s = WriteBackup(o, nullptr);
     ASSERT_TRUE(s.ok()) << "generation " << gen << ": " << s.status().ToString();
-    ASSERT_TRUE(s->errors.empty());
+    ASSERT_TRUE(s->missing.empty());
     expected.push_back(testutil::DescribeTree(src));
   }
   for (int gen = 0; gen < 14; ++gen) {

@@ -1,0 +1,124 @@
+// Reading one source file for a backup while it changes: the size taken, what is re-read, what
+// is refused, and whose fault a failure is.
+#include "engine/source_read.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "engine/unique_fd.h"
+#include "tests/testutil/fixture.h"
+
+namespace stitchfs::engine {
+namespace {
+
+using testutil::ReadFile;
+using testutil::TempDir;
+using testutil::WriteFile;
+
+class SourceReadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::create_directories(dir_ / "src");
+    std::filesystem::create_directories(dir_ / "tmp");
+    src_ = UniqueFd(::open((dir_ / "src").c_str(), O_RDONLY | O_DIRECTORY));
+    tmp_ = UniqueFd(::open((dir_ / "tmp").c_str(), O_RDONLY | O_DIRECTORY));
+    o_.source_fd = src_.get();
+    o_.temp_fd = tmp_.get();
+    o_.immutable_globs = &immutable_;
+  }
+  // What the walk saw of `name` now.
+  SourceFile Walk(const std::string& name) {
+    SourceFile f{name, {}};
+    EXPECT_EQ(::lstat((dir_ / ("src/" + name)).c_str(), &f.st), 0);
+    return f;
+  }
+  std::string Src(const std::string& name) { return dir_ / ("src/" + name); }
+  std::string Stored(size_t index) { return ReadFile(dir_ / ("tmp/" + std::to_string(index))); }
+
+  TempDir dir_;
+  UniqueFd src_, tmp_;
+  std::vector<std::string> immutable_;
+  SourceReadOptions o_;
+};
+
+TEST_F(SourceReadTest, AFileThatGrewIsTakenAtTheSizeTheWalkSaw) {
+  WriteFile(Src("app.log"), "0123456789");
+  const SourceFile f = Walk("app.log");
+  WriteFile(Src("more"), "");
+  std::FILE* out = std::fopen(Src("app.log").c_str(), "a");
+  std::fputs("appended", out);
+  std::fclose(out);
+  FileResult r = ReadSourceFile(o_, f, 0);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.size, 10u);
+  EXPECT_EQ(Stored(0), "0123456789");
+  Hasher h(o_.algorithm);
+  h.Update("0123456789");
+  EXPECT_EQ(r.pass.checksum, h.Digest());
+}
+
+TEST_F(SourceReadTest, AReplacedOrShrunkFileIsTakenAsItIsNow) {
+  WriteFile(Src("rotated"), "old content, long");
+  const SourceFile rotated = Walk("rotated");
+  std::filesystem::rename(Src("rotated"), Src("elsewhere"));
+  WriteFile(Src("rotated"), "new");
+  FileResult r = ReadSourceFile(o_, rotated, 0);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(Stored(0), "new");
+  WriteFile(Src("shrunk"), "0123456789");
+  const SourceFile shrunk = Walk("shrunk");
+  ASSERT_EQ(::truncate(Src("shrunk").c_str(), 4), 0);
+  r = ReadSourceFile(o_, shrunk, 1);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(Stored(1), "0123");
+}
+
+TEST_F(SourceReadTest, AnythingButARegularFileIsASourceFaultAndNeverBlocks) {
+  WriteFile(dir_ / "outside", "secret");
+  for (const char* kind : {"fifo", "symlink", "folder", "vanished"}) {
+    const std::string name = std::string("swapped-") + kind;
+    WriteFile(Src(name), "regular when walked");
+    const SourceFile f = Walk(name);
+    std::filesystem::remove(Src(name));
+    if (std::string(kind) == "fifo") {
+      ASSERT_EQ(::mkfifo(Src(name).c_str(), 0644), 0);
+    }
+    if (std::string(kind) == "symlink")
+      std::filesystem::create_symlink(dir_ / "outside", Src(name));
+    if (std::string(kind) == "folder") std::filesystem::create_directory(Src(name));
+    const auto start = std::chrono::steady_clock::now();
+    FileResult r = ReadSourceFile(o_, f, 2);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << kind;
+    EXPECT_FALSE(r.status.ok()) << kind;
+    EXPECT_EQ(r.fault, PassFault::kSource) << kind;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "tmp/2")) << kind;
+  }
+}
+
+TEST_F(SourceReadTest, AnImmutableFileIsTakenWholeAtItsSizeNow) {
+  immutable_.push_back("*.bin");
+  WriteFile(Src("part.bin"), "0123456789");
+  const SourceFile f = Walk("part.bin");
+  std::FILE* out = std::fopen(Src("part.bin").c_str(), "a");
+  std::fputs("ab", out);
+  std::fclose(out);
+  FileResult r = ReadSourceFile(o_, f, 0);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(Stored(0), "0123456789ab");
+}
+
+TEST_F(SourceReadTest, AFailureToWriteTheDestinationIsTheDestinationsFault) {
+  WriteFile(Src("data"), "some bytes");
+  UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY));  // Nothing can be created there.
+  o_.temp_fd = proc.get();
+  FileResult r = ReadSourceFile(o_, Walk("data"), 0);
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_EQ(r.fault, PassFault::kDestination) << r.status.ToString();
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
