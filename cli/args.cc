@@ -1,5 +1,7 @@
 #include "cli/args.h"
 
+#include "engine/backup_folder.h"
+
 namespace stitchfs::cli {
 
 std::string Args::Value(const std::string& opt, const std::string& fallback) const {
@@ -42,6 +44,20 @@ engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec
   }
   if (a.positional.size() < spec.min_positional || a.positional.size() > spec.max_positional) {
     return engine::Status::InvalidArgument("wrong number of arguments");
+  }
+  for (size_t i = 0; i < spec.paths && i < a.positional.size(); ++i) {
+    a.positional[i] = engine::AbsolutePath(a.positional[i]);
+  }
+  if (auto it = a.values.find("--base"); it != a.values.end()) {
+    for (auto& v : it->second) v = engine::AbsolutePath(v);
+  }
+  if (auto it = a.values.find("--disk"); it != a.values.end()) {
+    for (auto& v : it->second) {
+      const size_t eq = v.find('=');
+      if (eq != std::string::npos && eq + 1 < v.size()) {
+        v = v.substr(0, eq + 1) + engine::AbsolutePath(v.substr(eq + 1));
+      }
+    }
   }
   return a;
 }

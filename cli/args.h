@@ -25,6 +25,10 @@ struct ArgSpec {
   std::set<std::string> value_opts;  // e.g. {"--disk", "--base"}
   size_t min_positional = 0;
   size_t max_positional = 0;
+  // The first `paths` positional arguments are file system paths. They, and the values of
+  // --base and --disk, are made absolute and normal here, where they enter, so nothing later
+  // compares a relative spelling with an absolute one.
+  size_t paths = 0;
 };
 
 // Parses argv[first..]. `--opt=value` and `--opt value` are both accepted; `--` ends options.

@@ -85,6 +85,7 @@ int CmdBackup(int argc, char** argv) {
   ArgSpec spec{{"--json", "--files-cache"},
                {"--base", "--disk", "--immutable", "--checksum", "--jobs", "--timestamp"},
                2,
+               2,
                2};
   auto args = ParseArgs(argc, argv, 1, spec);
   if (!args.ok()) return Fail(args.status());

@@ -9,7 +9,7 @@ namespace stitchfs::cli {
 int CmdCat(int argc, char** argv) {
   Args args;
   int code = 0;
-  auto chain = OpenChainFromArgs(argc, argv, {{}, {}, 2, 2}, &args, &code);
+  auto chain = OpenChainFromArgs(argc, argv, {{}, {}, 2, 2, 1}, &args, &code);
   if (!chain) return code;
   std::string name = args.positional[1];
   while (!name.empty() && name.front() == '/') name.erase(0, 1);

@@ -45,7 +45,7 @@ void PrintJson(const std::vector<engine::Change>& changes) {
 }  // namespace
 
 int CmdDiff(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 1, WithChainOptions({{"--json"}, {}, 2, 3}));
+  auto args = ParseArgs(argc, argv, 1, WithChainOptions({{"--json"}, {}, 2, 3, 2}));
   if (!args.ok()) return Fail(args.status());
   auto options = ChainOptionsFrom(*args);
   if (!options.ok()) return Fail(options.status());

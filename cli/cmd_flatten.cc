@@ -12,7 +12,7 @@ namespace stitchfs::cli {
 int CmdFlatten(int argc, char** argv) {
   Args args;
   int code = 0;
-  auto chain = OpenChainFromArgs(argc, argv, {{"--json"}, {}, 2, 2}, &args, &code);
+  auto chain = OpenChainFromArgs(argc, argv, {{"--json"}, {}, 2, 2, 2}, &args, &code);
   if (!chain) return code;
   auto r = engine::FlattenBackup(*chain, args.positional[1]);
   if (!r.ok()) return Fail(r.status());

@@ -74,7 +74,7 @@ void PrintText(const engine::BackupChain& chain, const engine::BackupStats& st) 
 int CmdInfo(int argc, char** argv) {
   Args args;
   int code = 0;
-  auto chain = OpenChainFromArgs(argc, argv, {{"--json"}, {}, 1, 1}, &args, &code);
+  auto chain = OpenChainFromArgs(argc, argv, {{"--json"}, {}, 1, 1, 1}, &args, &code);
   if (!chain) return code;
   auto st = engine::ComputeStats(*chain);
   if (!st.ok()) return Fail(st.status());

@@ -10,7 +10,7 @@
 namespace stitchfs::cli {
 
 int CmdLog(int argc, char** argv) {
-  auto args = ParseArgs(argc, argv, 1, {{"--json"}, {}, 1, 1});
+  auto args = ParseArgs(argc, argv, 1, {{"--json"}, {}, 1, 1, 1});
   if (!args.ok()) return Fail(args.status());
   auto list = engine::ListStore(args->positional[0]);
   if (!list.ok()) return Fail(list.status());

@@ -97,7 +97,7 @@ void PrintText(const engine::Manifest& m, const Listing& l, bool longform,
 int CmdLs(int argc, char** argv) {
   Args args;
   int code = 0;
-  auto chain = OpenChainFromArgs(argc, argv, {{"--json", "-l", "-R"}, {}, 1, 2}, &args, &code);
+  auto chain = OpenChainFromArgs(argc, argv, {{"--json", "-l", "-R"}, {}, 1, 2, 1}, &args, &code);
   if (!chain) return code;
   const std::string path = args.positional.size() > 1 ? args.positional[1] : "";
   const engine::Manifest& m = chain->top().manifest();

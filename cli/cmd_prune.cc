@@ -26,14 +26,22 @@ const char* KindName(engine::PruneAction::Kind k) {
 }  // namespace
 
 int CmdPrune(int argc, char** argv) {
-  auto args =
-      ParseArgs(argc, argv, 1,
-                {{"--dry-run", "--json"}, {"--keep-last", "--keep-daily", "--keep-monthly"}, 1, 1});
+  auto args = ParseArgs(
+      argc, argv, 1,
+      {{"--dry-run", "--json"}, {"--keep-last", "--keep-daily", "--keep-monthly"}, 1, 1, 1});
   if (!args.ok()) return Fail(args.status());
   engine::PrunePolicy p;
-  p.keep_last = std::atoi(args->Value("--keep-last", "0").c_str());
-  p.keep_daily = std::atoi(args->Value("--keep-daily", "0").c_str());
-  p.keep_monthly = std::atoi(args->Value("--keep-monthly", "0").c_str());
+  for (auto [opt, field] :
+       {std::pair{"--keep-last", &p.keep_last}, std::pair{"--keep-daily", &p.keep_daily},
+        std::pair{"--keep-monthly", &p.keep_monthly}}) {
+    const std::string v = args->Value(opt, "0");
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || n < 0 || n > 1000000) {
+      return Fail(engine::Status::InvalidArgument(std::string(opt) + " takes a count, got " + v));
+    }
+    *field = static_cast<int>(n);
+  }
   p.dry_run = args->Has("--dry-run");
   auto plan = engine::PruneStore(args->positional[0], p);
   if (!plan.ok()) return Fail(plan.status());

@@ -12,7 +12,7 @@ namespace stitchfs::cli {
 int CmdRestore(int argc, char** argv) {
   Args args;
   int code = 0;
-  auto chain = OpenChainFromArgs(argc, argv, {{"--json"}, {}, 2, 1 << 20}, &args, &code);
+  auto chain = OpenChainFromArgs(argc, argv, {{"--json"}, {}, 2, 1 << 20, 2}, &args, &code);
   if (!chain) return code;
   engine::RestoreOptions o;
   o.target = args.positional[1];

@@ -12,7 +12,7 @@ namespace stitchfs::cli {
 int CmdVerify(int argc, char** argv) {
   Args args;
   int code = 0;
-  auto chain = OpenChainFromArgs(argc, argv, {{"--json"}, {}, 1, 1}, &args, &code);
+  auto chain = OpenChainFromArgs(argc, argv, {{"--json"}, {}, 1, 1, 1}, &args, &code);
   if (!chain) return code;
   const engine::Manifest& m = chain->top().manifest();
   uint64_t total = 0;

@@ -25,34 +25,45 @@ StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
   return Open(dir, ManifestCache::Default());
 }
 
-StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir,
-                                                     const ManifestCache* cache) {
-  // Absolute, so messages and mounts (which change folder) name it unambiguously.
-  std::error_code ec;
-  std::string path = std::filesystem::absolute(dir, ec).lexically_normal().string();
-  if (ec) path = dir;
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  UniqueFd dir_fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dir_fd) {
-    int e = errno;
-    return Status::BackupNotFound("Backup " + path + " not found (" + std::strerror(e) + ")", e);
-  }
-  UniqueFd fd(::openat(dir_fd.get(), ".backup", O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+namespace {
+
+// Opens `.backup` in the open folder `dir_fd`: a regular file, not a symlink, never blocking.
+StatusOr<UniqueFd> OpenManifest(int dir_fd, const std::string& path, struct stat* st) {
+  UniqueFd fd(::openat(dir_fd, ".backup", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!fd) {
-    int e = errno;
-    std::string why = e == ENOENT ? "no .backup manifest" : std::strerror(e);
-    if (e == ENOENT && ::faccessat(dir_fd.get(), ".lock", F_OK, 0) == 0) {
+    const int e = errno;
+    std::string why = e == ENOENT  ? "no .backup manifest"
+                      : e == ELOOP ? ".backup is a symlink, which is never followed"
+                                   : std::strerror(e);
+    if (e == ENOENT && ::faccessat(dir_fd, ".lock", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
       why =
           "no .backup manifest; its .lock shows a backup being written, or one whose writer "
           "died: run the same backup again to take it over, or remove the folder";
     }
+    if (e == EMFILE || e == ENFILE || e == ENOMEM || e == EIO) {
+      return Status::IOError("Backup " + path + ": open .backup", e);
+    }
     return Status::BackupNotFound("Backup " + path + " not found (" + why + ")", e);
   }
+  if (::fstat(fd.get(), st) != 0)
+    return Status::IOError("Backup " + path + ": fstat .backup", errno);
+  if (!S_ISREG(st->st_mode)) {
+    return Status::BackupNotFound("Backup " + path + ": .backup is not a regular file");
+  }
+  // Reads of a regular file never block; a blocking fd is what the parser expects.
+  ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir,
+                                                     const ManifestCache* cache) {
+  UniqueFd dir_fd;
+  ASSIGN_OR_RETURN(auto folder, BackupFolder::Open(dir, &dir_fd));
+  const std::string& path = folder->path();
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0)
-    return Status::BackupNotFound("Backup " + path + ": fstat .backup", errno);
-  if (!S_ISREG(st.st_mode))
-    return Status::BackupNotFound("Backup " + path + ": .backup is not a file");
+  ASSIGN_OR_RETURN(UniqueFd fd, OpenManifest(dir_fd.get(), path, &st));
   const ManifestIdentity id = IdentityOf(st);
   if (id.size < ManifestCache::kMinManifestBytes) cache = nullptr;
   std::unique_ptr<const Manifest> manifest = cache ? cache->Load(id) : nullptr;
@@ -60,19 +71,20 @@ StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir,
     ASSIGN_OR_RETURN(manifest, ReadManifestFd(fd.get(), path, id.size));
     if (cache) cache->Store(id, *manifest);
   }
-  auto folder = std::make_shared<const BackupFolder>(BackupFolder{path, std::move(dir_fd)});
   return std::shared_ptr<const Backup>(new Backup(std::move(folder), std::move(manifest), id));
 }
 
 std::optional<ManifestIdentity> StatManifest(const std::string& dir) {
   struct stat st;
-  if (::stat((dir + "/.backup").c_str(), &st) != 0) return std::nullopt;
+  if (::fstatat(AT_FDCWD, (dir + "/.backup").c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+      !S_ISREG(st.st_mode)) {
+    return std::nullopt;
+  }
   return IdentityOf(st);
 }
 
 StatusOr<std::shared_ptr<const Backup>> BackupCache::Open(const std::string& dir) {
-  std::error_code ec;
-  const std::string key = std::filesystem::absolute(dir, ec).lexically_normal().string();
+  const std::string key = AbsolutePath(dir);
   const auto now = StatManifest(key);
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -9,17 +9,11 @@
 #include <optional>
 #include <string>
 
+#include "engine/backup_folder.h"
 #include "engine/manifest.h"
 #include "engine/unique_fd.h"
 
 namespace stitchfs::engine {
-
-// A backup's folder: its absolute path and an fd on it, beneath which its data files are opened.
-// Shared by the Backup and every DataFile of it, so data files outlive the parsed manifest.
-struct BackupFolder {
-  std::string path;
-  UniqueFd fd;
-};
 
 // What identifies one version of a `.backup` file: a manifest rewritten in place or a folder
 // swapped for another one has a different identity.
@@ -29,7 +23,8 @@ struct ManifestIdentity {
   bool operator==(const ManifestIdentity&) const = default;
 };
 
-// The identity of `dir`/.backup now, or nullopt if it cannot be stat'ed.
+// The identity of `dir`/.backup now, or nullopt if there is no regular file of that name (a
+// symlink, a FIFO or a folder named `.backup` is not a manifest). Never blocks.
 std::optional<ManifestIdentity> StatManifest(const std::string& dir);
 
 class ManifestCache;
@@ -39,14 +34,15 @@ class Backup {
  public:
   // Opens the backup in folder `dir` and parses its `.backup`, or loads it from `cache`
   // (ManifestCache::Default() for the first form; none if nullptr), storing it there after a
-  // parse. Errors: kBackupNotFound (no folder, no `.backup`, unreadable), and every error of
-  // ReadManifestFd.
+  // parse. `.backup` must be a regular file: it is opened without following a symlink and
+  // without blocking (a FIFO of that name is refused at once). Errors: kBackupNotFound (no
+  // folder, no `.backup`, unreadable, not a regular file), kIOError (EMFILE, EIO, ...), and
+  // every error of ReadManifestFd.
   static StatusOr<std::shared_ptr<const Backup>> Open(const std::string& dir);
   static StatusOr<std::shared_ptr<const Backup>> Open(const std::string& dir,
                                                       const ManifestCache* cache);
 
-  const std::string& path() const { return folder_->path; }
-  int dir_fd() const { return folder_->fd.get(); }
+  const std::string& path() const { return folder_->path(); }
   const std::shared_ptr<const BackupFolder>& folder() const { return folder_; }
   const ManifestIdentity& identity() const { return identity_; }
   const Manifest& manifest() const { return *manifest_; }

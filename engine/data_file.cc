@@ -28,23 +28,28 @@ StatusOr<std::pair<UniqueFd, uint64_t>> OpenChecked(int dir_fd, const std::strin
   return std::make_pair(std::move(*fd), static_cast<uint64_t>(st.st_size));
 }
 
+// The folder's fd, shared through the cache (opened again, and checked, when evicted).
+StatusOr<std::shared_ptr<const UniqueFd>> FolderFd(FdCache& cache, const BackupFolder& folder) {
+  return cache.Get(folder.cache_key(), [&folder] { return folder.Reopen(); });
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<const DataFile>> DataFile::Open(std::shared_ptr<FdCache> cache,
                                                          std::shared_ptr<const BackupFolder> folder,
                                                          std::string relative) {
-  ASSIGN_OR_RETURN(auto opened,
-                   OpenChecked(folder->fd.get(), relative, folder->path + "/" + relative));
+  ASSIGN_OR_RETURN(auto dir, FolderFd(*cache, *folder));
+  ASSIGN_OR_RETURN(auto opened, OpenChecked(dir->get(), relative, folder->path() + "/" + relative));
   std::shared_ptr<const DataFile> f(
       new DataFile(std::move(cache), std::move(folder), std::move(relative), opened.second));
   // Seed the cache with the fd just opened instead of opening the file again on first read.
   auto fd = std::make_shared<UniqueFd>(std::move(opened.first));
   RETURN_IF_ERROR(
-      f->cache_->Get(f.get(), [&fd]() -> StatusOr<UniqueFd> { return std::move(*fd); }).status());
+      f->cache_->Get(f->key_, [&fd]() -> StatusOr<UniqueFd> { return std::move(*fd); }).status());
   return f;
 }
 
-DataFile::~DataFile() { cache_->Forget(this); }
+DataFile::~DataFile() { cache_->Forget(key_); }
 
 Status DataFile::CheckDeclaredSize(uint64_t declared) const {
   if (size_ == declared) return Status::OK();
@@ -53,7 +58,8 @@ Status DataFile::CheckDeclaredSize(uint64_t declared) const {
 }
 
 StatusOr<UniqueFd> DataFile::Reopen() const {
-  ASSIGN_OR_RETURN(auto opened, OpenChecked(folder_->fd.get(), rel_, display_));
+  ASSIGN_OR_RETURN(auto dir, FolderFd(*cache_, *folder_));
+  ASSIGN_OR_RETURN(auto opened, OpenChecked(dir->get(), rel_, display_));
   if (opened.second != size_) {
     return Status::BackupDamaged("data file " + display_ + " changed size from " +
                                  std::to_string(size_) + " to " + std::to_string(opened.second) +
@@ -63,7 +69,7 @@ StatusOr<UniqueFd> DataFile::Reopen() const {
 }
 
 StatusOr<std::shared_ptr<const UniqueFd>> DataFile::Fd() const {
-  return cache_->Get(this, [this] { return Reopen(); });
+  return cache_->Get(key_, [this] { return Reopen(); });
 }
 
 StatusOr<size_t> DataFile::ReadAt(uint64_t offset, std::span<char> dst) const {

@@ -39,15 +39,17 @@ class DataFile final : public RandomAccessFile {
       : cache_(std::move(cache)),
         folder_(std::move(folder)),
         rel_(std::move(rel)),
-        display_(folder_->path + "/" + rel_),
-        size_(size) {}
+        display_(folder_->path() + "/" + rel_),
+        size_(size),
+        key_(NewFdCacheKey()) {}
   StatusOr<UniqueFd> Reopen() const;
 
   std::shared_ptr<FdCache> cache_;
-  std::shared_ptr<const BackupFolder> folder_;  // The folder fd the file is opened beneath.
+  std::shared_ptr<const BackupFolder> folder_;  // The folder the file is opened beneath.
   std::string rel_;
   std::string display_;
   uint64_t size_;
+  uint64_t key_;  // This file's fd in cache_.
 };
 
 }  // namespace stitchfs::engine

@@ -4,7 +4,7 @@
 
 namespace stitchfs::engine {
 
-StatusOr<std::shared_ptr<const UniqueFd>> FdCache::Get(const void* key, const Opener& open) {
+StatusOr<std::shared_ptr<const UniqueFd>> FdCache::Get(uint64_t key, const Opener& open) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = index_.find(key); it != index_.end()) {
@@ -25,7 +25,7 @@ StatusOr<std::shared_ptr<const UniqueFd>> FdCache::Get(const void* key, const Op
   return shared;
 }
 
-void FdCache::Forget(const void* key) {
+void FdCache::Forget(uint64_t key) {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = index_.find(key); it != index_.end()) {
     lru_.erase(it->second);

@@ -20,18 +20,20 @@ class FdCache {
   explicit FdCache(size_t capacity) : capacity_(capacity < 1 ? 1 : capacity) {}
 
   using Opener = std::function<StatusOr<UniqueFd>()>;
-  // The fd cached under `key`, or a new one from `open` (called without the lock held).
-  StatusOr<std::shared_ptr<const UniqueFd>> Get(const void* key, const Opener& open);
+  // The fd cached under `key` (a NewFdCacheKey(): keys are never reused, so an owner that is
+  // gone can never be confused with a new one), or a new one from `open` (called without the
+  // lock held).
+  StatusOr<std::shared_ptr<const UniqueFd>> Get(uint64_t key, const Opener& open);
   // Drops `key` (its owner is going away).
-  void Forget(const void* key);
+  void Forget(uint64_t key);
   size_t open_count() const;
 
  private:
-  using Lru = std::list<std::pair<const void*, std::shared_ptr<const UniqueFd>>>;
+  using Lru = std::list<std::pair<uint64_t, std::shared_ptr<const UniqueFd>>>;
   const size_t capacity_;
   mutable std::mutex mu_;
   Lru lru_;  // Most recently used first.
-  std::unordered_map<const void*, Lru::iterator> index_;
+  std::unordered_map<uint64_t, Lru::iterator> index_;
 };
 
 // A capacity for the fd cache from RLIMIT_NOFILE: a quarter of the soft limit, at least 64.

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "engine/backup_folder.h"
 #include "engine/path_check.h"
 
 namespace stitchfs::engine {
@@ -117,7 +118,7 @@ StatusOr<std::string> ResolveLocator(std::string_view text, const std::string& h
   if (IsArchive(path)) {
     return Status::NotSupported("base backup " + quoted + " is an archive; unpack it first");
   }
-  return TrimSlashes(path);
+  return AbsolutePath(path);  // Absolute and normal: compared and shown in one spelling.
 }
 
 }  // namespace stitchfs::engine

@@ -23,7 +23,8 @@ StatusOr<Locator> ParseLocator(std::string_view text);
 // Renders `File('<path>')` with quotes and backslashes escaped.
 std::string FileLocator(std::string_view path);
 
-// Resolves a locator to a folder. `File('p')`: p if absolute, else relative to `holder_dir`
+// Resolves a locator to a folder, returned absolute and lexically normal (AbsolutePath).
+// `File('p')`: p if absolute, else relative to `holder_dir`
 // (the folder that holds the backup naming this base). `Disk('n', 'p')`: `disks[n]/p`, where p
 // must stay inside the disk. Errors: kNoBaseBackup (unknown disk), kInsecurePath (a Disk path
 // escaping the disk), kNotSupported (other engines, archives), kInvalidArgument (malformed).

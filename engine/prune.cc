@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <ctime>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -14,13 +13,15 @@
 #include "engine/atomic_file.h"
 #include "engine/backup_chain.h"
 #include "engine/flatten.h"
-#include "engine/locator.h"
 #include "engine/store.h"
 
 namespace fs = std::filesystem;
 
 namespace stitchfs::engine {
 namespace {
+
+constexpr const char* kFlattenSuffix = ".stitch-flatten";
+constexpr const char* kDeletingSuffix = ".stitch-deleting";
 
 // "YYYY-MM-DD" or "YYYY-MM" of a backup's timestamp text.
 std::string Period(const StoreEntry& e, size_t len) {
@@ -51,35 +52,46 @@ std::map<size_t, std::string> Kept(const std::vector<StoreEntry>& all, const Pru
   return kept;
 }
 
-// The store entry that `e`'s base locator names, if it is in the store.
-std::optional<size_t> BaseIndex(const StoreEntry& e, const std::vector<StoreEntry>& all) {
-  if (!e.backup || e.backup->header().base_backup.empty()) return std::nullopt;
-  auto base =
-      ResolveLocator(e.backup->header().base_backup, fs::path(e.path).parent_path().string(), {});
-  if (!base.ok()) return std::nullopt;
-  const std::string want = fs::path(*base).lexically_normal().string();
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (all[i].backup && all[i].backup->path() == want) return i;
-  }
-  return std::nullopt;
+// A work folder of prune beside `path`: ".<name><suffix>", never listed as a backup.
+std::string WorkPath(const std::string& path, const char* suffix) {
+  return (fs::path(path).parent_path() / ("." + fs::path(path).filename().string() + suffix))
+      .string();
 }
 
-uint64_t FolderBytes(const std::string& dir) {
-  uint64_t n = 0;
-  std::error_code ec;
-  for (auto& f : fs::recursive_directory_iterator(dir, ec)) {
-    if (f.is_regular_file(ec)) n += f.file_size(ec);
+// The chain of the kept backup `all[k]`, opened with every check ChainWalk makes, as store
+// indexes (nullopt for a base outside the store), level 0 first.
+StatusOr<std::vector<std::optional<size_t>>> ChainInStore(const std::vector<StoreEntry>& all,
+                                                          size_t k, const ChainOptions& o) {
+  auto chain = BackupChain::Open(all[k].path, o);
+  if (!chain.ok()) {
+    return chain.status().WithPrefix("prune removes nothing while a kept backup does not open (" +
+                                     all[k].name + "): ");
   }
-  return n;
+  std::map<FolderIdentity, size_t> by_id;
+  for (size_t i = 0; i < all.size(); ++i) by_id[all[i].folder] = i;
+  std::vector<std::optional<size_t>> levels;
+  for (size_t l = 0; l < (*chain)->depth(); ++l) {
+    auto it = by_id.find((*chain)->backup(l).folder()->identity());
+    levels.push_back(it == by_id.end() ? std::nullopt : std::optional(it->second));
+  }
+  return levels;
+}
+
+// Does the kept backup with this chain need flattening? Yes when, going down its chain, a
+// removed backup comes before any kept one (a kept one below looks after the rest itself).
+bool NeedsFlatten(const std::vector<std::optional<size_t>>& levels,
+                  const std::map<size_t, std::string>& kept) {
+  for (size_t l = 1; l < levels.size(); ++l) {
+    if (!levels[l]) continue;  // Outside the store: never removed.
+    return kept.count(*levels[l]) == 0;
+  }
+  return false;
 }
 
 // Replaces backup `path` by a flattened copy with the same uuid, atomically.
 StatusOr<uint64_t> FlattenInPlace(const std::string& path) {
   ASSIGN_OR_RETURN(auto chain, BackupChain::Open(path));
-  // A dot-name: stores never list it, even if a run is interrupted around the exchange.
-  const std::string tmp = (fs::path(path).parent_path() /
-                           ("." + fs::path(path).filename().string() + ".stitch-flatten"))
-                              .string();
+  const std::string tmp = WorkPath(path, kFlattenSuffix);
   std::error_code ec;
   fs::remove_all(tmp, ec);  // Left by an interrupted run: never a kept backup.
   ASSIGN_OR_RETURN(FlattenResult r, FlattenBackup(*chain, tmp, /*keep_uuid=*/true));
@@ -92,27 +104,63 @@ StatusOr<uint64_t> FlattenInPlace(const std::string& path) {
   return r.bytes_stored;
 }
 
-// Removes a backup: first renamed out of the store's namespace, so it never opens half-deleted.
-Status RemoveBackup(const std::string& path) {
-  const std::string gone = (fs::path(path).parent_path() /
-                            ("." + fs::path(path).filename().string() + ".stitch-deleting"))
-                               .string();
-  if (::rename(path.c_str(), gone.c_str()) != 0) return Status::IOError("rename " + path, errno);
-  RETURN_IF_ERROR(SyncDir(fs::path(path).parent_path().string()));
-  std::error_code ec;
-  fs::remove_all(gone, ec);
-  if (ec) return Status::IOError("remove " + gone, ec.value());
+// Moves the backups to remove out of the store's namespace (so none opens half-deleted, and
+// the proof below sees the store as it will be). `moved` lists what was moved.
+Status SetAside(const std::vector<std::string>& paths, const std::string& store,
+                std::vector<std::string>* moved) {
+  for (const std::string& p : paths) {
+    if (::rename(p.c_str(), WorkPath(p, kDeletingSuffix).c_str()) != 0) {
+      return Status::IOError("rename " + p, errno);
+    }
+    moved->push_back(p);
+  }
+  return SyncDir(store);
+}
+
+// Puts set-aside backups back (when the proof fails).
+void PutBack(const std::vector<std::string>& moved) {
+  for (const std::string& p : moved) ::rename(WorkPath(p, kDeletingSuffix).c_str(), p.c_str());
+}
+
+// Every kept backup opens, with its whole chain, in the store as it now is.
+Status ProveKept(const std::vector<StoreEntry>& all, const std::map<size_t, std::string>& kept) {
+  ChainOptions o;
+  o.backups = std::make_shared<BackupCache>(size_t{256} << 20);
+  for (const auto& [k, why] : kept) {
+    if (!all[k].backup) continue;  // Unreadable before: nothing to prove.
+    auto chain = BackupChain::Open(all[k].path, o);
+    if (!chain.ok()) {
+      return chain.status().WithPrefix("kept backup " + all[k].name +
+                                       " would no longer open; prune aborted, nothing removed: ");
+    }
+  }
   return Status::OK();
 }
 
-}  // namespace
-
-StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store, const PrunePolicy& p) {
-  if (p.keep_last <= 0 && p.keep_daily <= 0 && p.keep_monthly <= 0) {
-    return Status::InvalidArgument("a policy needs --keep-last, --keep-daily or --keep-monthly");
+void RemoveWorkFolders(const std::string& store) {
+  std::error_code ec;
+  for (const auto& d : fs::directory_iterator(store, ec)) {
+    const std::string n = d.path().filename().string();
+    if (n.front() == '.' && (n.ends_with(kDeletingSuffix) || n.ends_with(kFlattenSuffix))) {
+      fs::remove_all(d.path(), ec);
+    }
   }
-  ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(store));
-  const auto kept = Kept(all, p);
+}
+
+uint64_t FolderBytes(const std::string& dir) {
+  uint64_t n = 0;
+  std::error_code ec;
+  for (auto& f : fs::recursive_directory_iterator(dir, ec)) {
+    if (f.is_regular_file(ec)) n += f.file_size(ec);
+  }
+  return n;
+}
+
+// The plan: one action per backup, oldest first.
+StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
+                                        const std::map<size_t, std::string>& kept) {
+  ChainOptions o;
+  o.backups = std::make_shared<BackupCache>(size_t{256} << 20);
   std::vector<PruneAction> plan;
   for (size_t i = 0; i < all.size(); ++i) {
     auto k = kept.find(i);
@@ -120,31 +168,53 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store, const Pr
       plan.push_back({PruneAction::kRemove, all[i].name, "", FolderBytes(all[i].path)});
       continue;
     }
-    auto base = BaseIndex(all[i], all);
-    if (base && !kept.count(*base)) {
-      plan.push_back({PruneAction::kFlatten, all[i].name, all[*base].name, 0});
+    if (!all[i].backup) {
+      return all[i].status.WithPrefix(
+          "prune removes nothing while a backup of the store does not "
+          "open (" +
+          all[i].name + "); fix or remove it first: ");
+    }
+    ASSIGN_OR_RETURN(auto levels, ChainInStore(all, i, o));
+    if (NeedsFlatten(levels, kept)) {
+      plan.push_back({PruneAction::kFlatten, all[i].name, all[*levels[1]].name, 0});
     } else {
       plan.push_back({PruneAction::kKeep, all[i].name, k->second, 0});
     }
   }
+  return plan;
+}
+
+}  // namespace
+
+StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, const PrunePolicy& p) {
+  if (p.keep_last <= 0 && p.keep_daily <= 0 && p.keep_monthly <= 0) {
+    return Status::InvalidArgument("a policy needs --keep-last, --keep-daily or --keep-monthly");
+  }
+  const std::string store = AbsolutePath(store_arg);
+  ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(store));
+  const auto kept = Kept(all, p);
+  ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept));
   if (p.dry_run) return plan;
-  // Work folders of an interrupted run: never a kept backup (stores do not list dot-names).
-  std::error_code ec;
-  for (const auto& d : fs::directory_iterator(store, ec)) {
-    const std::string n = d.path().filename().string();
-    if (n.front() == '.' && (n.ends_with(".stitch-deleting") || n.ends_with(".stitch-flatten"))) {
-      fs::remove_all(d.path(), ec);
+  RemoveWorkFolders(store);
+  std::vector<std::string> doomed;
+  for (size_t i = 0; i < plan.size(); ++i) {  // Oldest first.
+    if (plan[i].kind == PruneAction::kFlatten) {
+      ASSIGN_OR_RETURN(plan[i].bytes, FlattenInPlace(all[i].path));
+    } else if (plan[i].kind == PruneAction::kRemove) {
+      doomed.push_back(all[i].path);
     }
   }
-  std::map<std::string, std::string> path_of;
-  for (const auto& e : all) path_of[e.name] = e.path;
-  for (auto& a : plan) {  // Oldest first: a flattened backup never needs a removed one.
-    if (a.kind == PruneAction::kFlatten) {
-      ASSIGN_OR_RETURN(a.bytes, FlattenInPlace(path_of[a.name]));
-    }
+  std::vector<std::string> moved;
+  Status s = SetAside(doomed, store, &moved);
+  if (s.ok()) s = ProveKept(all, kept);
+  if (!s.ok()) {
+    PutBack(moved);
+    return s;
   }
-  for (const auto& a : plan) {
-    if (a.kind == PruneAction::kRemove) RETURN_IF_ERROR(RemoveBackup(path_of[a.name]));
+  for (const std::string& path : doomed) {
+    std::error_code ec;
+    fs::remove_all(WorkPath(path, kDeletingSuffix), ec);
+    if (ec) return Status::IOError("remove " + WorkPath(path, kDeletingSuffix), ec.value());
   }
   return plan;
 }

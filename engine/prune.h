@@ -23,11 +23,17 @@ struct PruneAction {
   uint64_t bytes = 0;  // kRemove: bytes freed; kFlatten: bytes written.
 };
 
-// Plans (and unless dry_run, carries out) the pruning of `store`. Order of work: every kept
-// backup that loses its direct base is flattened into a sibling folder that keeps its uuid and
-// is swapped in with one atomic exchange (renameat2 RENAME_EXCHANGE); only then are the other
-// backups removed, each renamed away first so a half-deleted one never opens. Interrupted at
-// any point, every kept backup still opens. kInvalidArgument for an empty policy.
+// Plans (and unless dry_run, carries out) the pruning of `store`. The plan opens the chain of
+// every kept backup (with every check of a chain walk: uuids, entries) and matches its levels
+// to the store's folders by identity, so the spelling of paths (relative, through symlinks)
+// cannot mislead it; a kept backup whose chain reaches a removed backup before any other kept
+// one is flattened. Order of work: each such backup is flattened into a sibling folder that
+// keeps its uuid and is swapped in with one atomic exchange (renameat2 RENAME_EXCHANGE); the
+// backups to remove are renamed out of the store's namespace; then every kept backup is opened
+// again, with its whole chain, in the store as it now is, and if one fails the removed ones are
+// put back and nothing is deleted. Interrupted at any point, every kept backup still opens.
+// Errors: kInvalidArgument for an empty policy; a kept backup that does not open (prune then
+// changes nothing); kIOError.
 StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store, const PrunePolicy& policy);
 
 }  // namespace stitchfs::engine

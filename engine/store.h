@@ -1,5 +1,5 @@
 // Store: a folder of backup folders (one backup per sub-folder, found by its `.backup`), as
-// `stitch log` and the store mount see it.
+// `stitch log`, `stitch prune` and the store mount see it: one scan with one rule for all.
 #pragma once
 
 #include <memory>
@@ -10,9 +10,25 @@
 
 namespace stitchfs::engine {
 
+// A sub-folder of a store that holds a backup manifest.
+struct StoreFolder {
+  std::string name;  // Folder name inside the store.
+  std::string path;  // Absolute.
+  FolderIdentity folder;
+  ManifestIdentity manifest;  // Of its `.backup` when scanned.
+};
+
+// The backups of `store` by name: real sub-folders (a symlink in the store is not followed),
+// not starting with a dot (prune's work folders), holding a `.backup` that is a regular file
+// (not a symlink, FIFO or folder). Folders without one (unfinished backups with only a
+// `.lock`, other folders) are skipped. Never blocks on what the store holds. kIOError if
+// `store` cannot be read, kBackupNotFound if it is not a folder.
+StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& store);
+
 struct StoreEntry {
   std::string name;  // Folder name inside the store.
-  std::string path;
+  std::string path;  // Absolute.
+  FolderIdentity folder;
   std::shared_ptr<const Backup> backup;  // Null if it could not be opened.
   Status status;                         // Why not.
   CivilSeconds time = 0;                 // The manifest's timestamp, for ordering.
@@ -21,13 +37,10 @@ struct StoreEntry {
   uint64_t stored_bytes = 0;  // Data files stored in this backup, plus the manifest.
 };
 
-// Lists the store's backups, oldest first (by timestamp, then name). Folders without a
-// `.backup` (unfinished backups with only a `.lock`, other folders) and folders whose name
-// starts with a dot (prune's work folders) are skipped. kIOError if
-// `store` cannot be read.
+// Lists the store's backups (ScanStore), opened, oldest first (by timestamp, then name).
 StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store);
 
-// Is `dir` a single backup (holds a `.backup`)?
+// Is `dir` a single backup (holds a `.backup` that is a regular file)?
 bool IsBackupFolder(const std::string& dir);
 
 }  // namespace stitchfs::engine

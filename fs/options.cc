@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <set>
 
+#include "engine/backup_folder.h"
+
 namespace stitchfs::fs {
 
 const char kUsage[] =
@@ -68,9 +70,10 @@ engine::Status MountOption(const std::string& opt, Options* o) {
   } else if (key == "manifest_cache_mb" && eq != std::string::npos) {
     ASSIGN_OR_RETURN(o->manifest_cache_mb, Number(key, val, 10));
   } else if (key == "base" && !val.empty()) {
-    o->chain.base_override = val;
+    o->chain.base_override = engine::AbsolutePath(val);  // Paths enter absolute and normal.
   } else if (key == "disk" && val.find(':') != std::string::npos && val.find(':') > 0) {
-    o->chain.disks[val.substr(0, val.find(':'))] = val.substr(val.find(':') + 1);
+    o->chain.disks[val.substr(0, val.find(':'))] =
+        engine::AbsolutePath(val.substr(val.find(':') + 1));
   } else if ((key == "fsname" || key == "subtype") && !val.empty()) {
     o->fuse_mount_options.push_back(opt);
   } else if (kPassThrough.count(opt)) {

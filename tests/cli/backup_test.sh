@@ -160,4 +160,30 @@ for delay in 0.05 0.2 0.5; do
   check "prune after the kill finishes the job (${delay}s)" test "$(ls -A "$work/p3" | tr '\n' ' ')" = "day09 day10 "
 done
 
+# --- prune plans by identity, whatever the spelling of STORE, and proves before it deletes ---------
+make_days "$work/p4"
+(cd "$work" && "$STITCH" prune p4 --keep-last 2 --keep-daily 4 >/dev/null 2>&1)
+check "relative STORE: prune keeps what the policy says" test "$(ls "$work/p4" | tr '\n' ' ')" = "day07 day08 day09 day10 "
+check "relative STORE: every kept day restores byte-exact" kept_ok "$work/p4" day07 day08 day09 day10
+ln -s "$work/p4" "$work/p4-link"
+(cd "$work/p4" && "$STITCH" prune ../p4-link/ --keep-last 1 >/dev/null 2>&1)
+check "STORE through a symlink: the kept day restores byte-exact" kept_ok "$work/p4" day10
+check "STORE through a symlink: the rest is gone" test "$(ls "$work/p4" | tr '\n' ' ')" = "day10 "
+make_days "$work/p5"
+printf '<config>broken' > "$work/p5/day10/.backup"
+expect_exit 20 "prune removes nothing" -- "$STITCH" prune "$work/p5" --keep-last 2
+check "a kept backup that does not open: prune removed nothing" test "$(ls "$work/p5" | wc -l)" = 10
+check "a kept backup that does not open: the others still restore" kept_ok "$work/p5" day01 day05 day09
+
+# --- a FIFO named .backup never hangs anything ------------------------------------------------------
+mkdir -p "$work/p6/fifo" && mkfifo "$work/p6/fifo/.backup"
+ln -s "$work/p4/day10/.backup" "$work/p6/day10-link-manifest" 2>/dev/null
+mkdir -p "$work/p6/symlinked" && ln -s "$work/p4/day10/.backup" "$work/p6/symlinked/.backup"
+expect_exit 10 "not a regular file" -- timeout 10 "$STITCH" info "$work/p6/fifo"
+expect_exit 10 "symlink" -- timeout 10 "$STITCH" info "$work/p6/symlinked"
+check "log of a store with a FIFO .backup ends and lists nothing" test -z "$(timeout 10 "$STITCH" log "$work/p6" | tail -n +2)"
+expect_exit 2 "policy" -- timeout 10 "$STITCH" prune "$work/p6"
+check "prune of a store with a FIFO .backup ends" timeout 10 "$STITCH" prune "$work/p6" --keep-last 1
+expect_exit 10 "not a regular file" -- timeout 10 "$STITCH" backup "$work/src" "$work/p6/x" --base "$work/p6/fifo"
+
 finish
