@@ -74,6 +74,17 @@ StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir,
   return std::shared_ptr<const Backup>(new Backup(std::move(folder), std::move(manifest), id));
 }
 
+StatusOr<ManifestHeader> ReadBackupHeader(const std::string& dir, ManifestIdentity* id,
+                                          FolderIdentity* folder_id) {
+  UniqueFd dir_fd;
+  ASSIGN_OR_RETURN(auto folder, BackupFolder::Open(dir, &dir_fd));
+  struct stat st;
+  ASSIGN_OR_RETURN(UniqueFd fd, OpenManifest(dir_fd.get(), folder->path(), &st));
+  *id = IdentityOf(st);
+  *folder_id = folder->identity();
+  return ReadManifestHeaderFd(fd.get(), folder->path());
+}
+
 std::optional<ManifestIdentity> StatManifest(const std::string& dir) {
   struct stat st;
   if (::fstatat(AT_FDCWD, (dir + "/.backup").c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||

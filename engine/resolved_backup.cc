@@ -74,7 +74,8 @@ class Resolver {
 
   void AddLevel(const Backup& b) {
     out_->levels_.push_back(
-        {b.folder(), b.header().uuid, b.header().timestamp, CivilToEpochSeconds(b.header().time)});
+        {b.folder(), b.header().uuid, b.header().timestamp, CivilToEpochSeconds(b.header().time),
+         b.identity()});
   }
 
   void Tag(uint32_t rep, uint32_t level, const FileEntry& e) {

@@ -33,6 +33,7 @@ class ResolvedBackup {
     std::string uuid;
     std::string timestamp;
     int64_t mtime_sec = 0;  // The timestamp as an instant (seconds since the epoch), for display.
+    ManifestIdentity manifest;  // The `.backup` that was read (to notice it replaced).
     const std::string& path() const { return folder->path(); }
   };
   static constexpr uint32_t kOwnFile = UINT32_MAX;

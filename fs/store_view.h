@@ -3,6 +3,12 @@
 // backup not newer than that time) and `by-uuid/<uuid>`. Backups are opened on first access,
 // share their bases, are evicted when idle beyond a bound, and appear or disappear as the
 // store changes (the root is rescanned at most once a second; no lock is taken on the store).
+// A backup replaced in place (another `.backup` or folder under the same name: prune's
+// flattening, a folder swapped) is noticed at the next rescan: it gets a new slot (new inode
+// numbers, so no cache of the kernel's mixes the two) with at/, by-uuid/ and latest rebuilt
+// from its header, and every opened backup whose chain went through it is opened again. Files
+// opened before keep reading the old bytes while the old folder's data can still be opened,
+// or fail with EIO; never a mix. The store is read by engine::ScanStore (the CLI's rule too).
 #pragma once
 
 #include <map>
@@ -10,6 +16,7 @@
 
 #include "engine/backup.h"
 #include "engine/fd_cache.h"
+#include "engine/store.h"
 #include "fs/backup_view.h"
 #include "fs/namespace.h"
 
@@ -53,6 +60,8 @@ class StoreView final : public Namespace {
   struct Slot {
     std::string name;
     std::string path;
+    engine::FolderIdentity folder;
+    engine::ManifestIdentity manifest;
     std::string uuid;
     std::string timestamp;
     engine::CivilSeconds time = 0;
@@ -66,7 +75,20 @@ class StoreView final : public Namespace {
     std::string target;
   };
 
+  // What one scan of the store found (outside the lock).
+  struct Scanned {
+    engine::StoreFolder folder;
+    bool known = false;  // Same folder and manifest as a present slot: no header read.
+    engine::StatusOr<engine::ManifestHeader> header = engine::ManifestHeader{};
+  };
+  // Rescans the store at most once a second (always with `force`); the I/O happens outside
+  // mu_, so a slow or hostile store never holds up requests for other backups.
   void Rescan(bool force) const;
+  std::vector<Scanned> ScanOutsideLock() const;
+  void Merge(std::vector<Scanned> scanned, int64_t now) const;  // REQUIRES: mu_ held.
+  Slot NewSlot(const Scanned& s) const;
+  // Drops opened views whose chain went through a backup that changed. REQUIRES: mu_ held.
+  void DropStaleViews(const std::map<std::string, const Slot*>& by_path) const;
   // The opened view of slot `k`, or nullptr (error logged). Caller must not hold mu_.
   std::shared_ptr<const BackupView> View(uint64_t k) const;
   void Evict() const;  // REQUIRES: mu_ held.
@@ -88,6 +110,7 @@ class StoreView final : public Namespace {
   mutable std::vector<std::pair<std::string, Link>> links_;  // Slot-0 symlinks, ino = 16 + i.
   mutable std::map<std::string, uint64_t> link_by_key_;
   mutable int64_t last_scan_ns_ = -1;
+  mutable bool scanning_ = false;
   mutable uint64_t clock_ = 0;
   const int64_t mount_time_ns_;
   mutable int64_t change_ns_;  // When the list of backups last changed; guarded by mu_.

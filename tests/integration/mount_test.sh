@@ -231,7 +231,8 @@ check "files read through a store path" cmp "$work/sm/latest/logs/big.log" "$S/l
 head -c 1000 /dev/urandom >> "$S/logs/big.log"
 "$STITCH" backup "$S" "$ST/g3" --base "$ST/g2" >/dev/null 2>&1
 mkdir -p "$ST/unfinished" && echo x > "$ST/unfinished/.lock"
-wait_for() { for _ in $(seq 100); do "$@" && return 0; sleep 0.05; done; return 1; }
+# (30 s at most: changes show within about a second, longer on a loaded machine.)
+wait_for() { for _ in $(seq 600); do "$@" && return 0; sleep 0.05; done; return 1; }
 check "a new backup appears without a remount" wait_for test -d "$work/sm/g3/logs"
 check "latest moves to it" wait_for test "$(readlink "$work/sm/latest")" = g3
 check "an unfinished backup never appears" test ! -e "$work/sm/unfinished"
@@ -244,7 +245,63 @@ check "the others still read" cmp "$work/sm/g3/logs/big.log" "$S/logs/big.log"
 rm -rf "$ST/broken"
 check "a removed backup disappears" wait_for test ! -e "$work/sm/broken"
 check "without share_inodes every backup has its own inodes" test "$(stat -c %i "$work/sm/g0/db/t.sql")" != "$(stat -c %i "$work/sm/g1/db/t.sql")"
+
+# --- the store changes under a live mount: hostile folders, prune, a backup replaced in place ---
+mkdir -p "$ST/fifo" && mkfifo "$ST/fifo/.backup"
+mkdir -p "$ST/linked" && ln -s "$ST/g1/.backup" "$ST/linked/.backup"
+cp -r "$ST/g0" "$ST/slashuuid"
+sed -i 's|<uuid>[^<]*</uuid>|<uuid>aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeee/eee</uuid>|' "$ST/slashuuid/.backup"
+cp -r "$ST/g0" "$ST/dotdot"
+sed -i 's|<timestamp>[^<]*</timestamp>|<timestamp>..</timestamp>|' "$ST/dotdot/.backup"
+check "a FIFO, a symlinked .backup and hostile headers never hang the mount" wait_for test -e "$work/sm/slashuuid"
+check "a FIFO or symlink named .backup is not a backup" bash -c "! ls '$work/sm' | grep -qx 'fifo\|linked'"
+check "at/ lists with hostile headers around" timeout 10 ls "$work/sm/at" >/dev/null
+check "by-uuid/ lists with hostile headers around" timeout 10 ls "$work/sm/by-uuid" >/dev/null
+check "at/ has no .. entry of a backup" test "$(ls -a "$work/sm/at" | grep -cx '\.\.')" = 1
+check "a hostile header is EIO, not a listing" bash -c "! timeout 10 ls '$work/sm/slashuuid' 2>/dev/null"
+check "the others still read beside them" timeout 10 cmp "$work/sm/g3/logs/big.log" "$S/logs/big.log"
+rm -rf "$ST/fifo" "$ST/linked" "$ST/slashuuid" "$ST/dotdot"
 umnt "$work/sm"
+PST=$work/pstore  # A copy: pruned and changed under its own mount.
+cp -a "$ST" "$PST"
+mnt "$PST" "$work/psm"
+for g in g2 g3; do "$STITCH" restore "$PST/$g" "$work/exp-$g" >/dev/null 2>&1; done
+check "read before prune" diff -r "$work/psm/g3" "$work/exp-g3"
+python3 - "$work/psm/g3/logs/big.log" "$work/exp-g3/logs/big.log" "$work/held" > "$work/held.out" <<'PY' &
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+want = open(sys.argv[2], 'rb').read()
+os.pread(fd, 1, 0)
+open(sys.argv[3] + '.ready', 'w').close()
+while not os.path.exists(sys.argv[3] + '.go'):
+    time.sleep(0.05)
+try:
+    got = b''.join(os.pread(fd, 1 << 20, off) for off in range(0, len(want), 1 << 20))
+    print('same' if got == want else 'wrong')
+except OSError as e:
+    print('eio' if e.errno == 5 else 'error %d' % e.errno)
+PY
+held=$!
+wait_for test -e "$work/held.ready"
+"$STITCH" prune "$PST" --keep-last 2 >/dev/null
+touch "$work/held.go"
+check "prune: only the kept backups remain" wait_for test "$(ls "$work/psm" | tr '\n' ' ')" = "at by-uuid g2 g3 latest "
+check "prune: a kept backup flattened in place reads exactly" diff -r "$work/psm/g2" "$work/exp-g2"
+check "prune: a kept backup whose chain changed reads exactly" diff -r "$work/psm/g3" "$work/exp-g3"
+wait "$held"
+check "a file held open across prune: old bytes or EIO, never wrong ($(cat "$work/held.out"))" grep -qx 'same\|eio' "$work/held.out"
+mkdir -p "$work/other" && echo "another tree" > "$work/other/file"
+"$STITCH" backup "$work/other" "$work/.g3-new" --timestamp '2001-02-03 04:05:06' >/dev/null 2>&1
+old_uuid=$("$STITCH" info "$PST/g3" --json | grep -o '"uuid":"[^"]*"' | head -1 | cut -d'"' -f4)
+new_uuid=$("$STITCH" info "$work/.g3-new" --json | grep -o '"uuid":"[^"]*"' | head -1 | cut -d'"' -f4)
+rm -rf "$PST/g3" && mv "$work/.g3-new" "$PST/g3"
+check "a backup replaced in place: its new content" wait_for test "$(cat "$work/psm/g3/file" 2>/dev/null)" = "another tree"
+check "a backup replaced in place: by-uuid has the new uuid" test "$(readlink "$work/psm/by-uuid/$new_uuid")" = ../g3
+check "a backup replaced in place: the old uuid is gone" test ! -e "$work/psm/by-uuid/$old_uuid"
+check "a backup replaced in place: at/ uses its new time" test "$(readlink "$work/psm/at/2001")" = ../g3
+check "a backup replaced in place: latest moves" test "$(readlink "$work/psm/latest")" = g2
+umnt "$work/psm"
+
 
 # --- share_inodes: an unchanged file has one inode number in every backup ---------------------
 expect_exit 2 "needs a store" -- "$STITCHFS" "$ST/g2" "$work/e" -o share_inodes
