@@ -233,8 +233,16 @@ head -c 1000 /dev/urandom >> "$S/logs/big.log"
 mkdir -p "$ST/unfinished" && echo x > "$ST/unfinished/.lock"
 # (30 s at most: changes show within about a second, longer on a loaded machine.)
 wait_for() { for _ in $(seq 600); do "$@" && return 0; sleep 0.05; done; return 1; }
+# wait_output WANT CMD...: until CMD (run again each time) prints exactly WANT.
+wait_output() {
+  local want=$1
+  shift
+  for _ in $(seq 600); do [ "$("$@" 2>/dev/null)" = "$want" ] && return 0; sleep 0.05; done
+  return 1
+}
+listing_line() { ls "$1" | tr '\n' ' '; }
 check "a new backup appears without a remount" wait_for test -d "$work/sm/g3/logs"
-check "latest moves to it" wait_for test "$(readlink "$work/sm/latest")" = g3
+check "latest moves to it" wait_output g3 readlink "$work/sm/latest"
 check "an unfinished backup never appears" test ! -e "$work/sm/unfinished"
 cp -r "$ST/g0" "$work/g0-damaged"
 printf '<config>' > "$work/g0-damaged/.backup"
@@ -285,7 +293,7 @@ held=$!
 wait_for test -e "$work/held.ready"
 "$STITCH" prune "$PST" --keep-last 2 >/dev/null
 touch "$work/held.go"
-check "prune: only the kept backups remain" wait_for test "$(ls "$work/psm" | tr '\n' ' ')" = "at by-uuid g2 g3 latest "
+check "prune: only the kept backups remain" wait_output "at by-uuid g2 g3 latest " listing_line "$work/psm"
 check "prune: a kept backup flattened in place reads exactly" diff -r "$work/psm/g2" "$work/exp-g2"
 check "prune: a kept backup whose chain changed reads exactly" diff -r "$work/psm/g3" "$work/exp-g3"
 wait "$held"
@@ -295,7 +303,7 @@ mkdir -p "$work/other" && echo "another tree" > "$work/other/file"
 old_uuid=$("$STITCH" info "$PST/g3" --json | grep -o '"uuid":"[^"]*"' | head -1 | cut -d'"' -f4)
 new_uuid=$("$STITCH" info "$work/.g3-new" --json | grep -o '"uuid":"[^"]*"' | head -1 | cut -d'"' -f4)
 rm -rf "$PST/g3" && mv "$work/.g3-new" "$PST/g3"
-check "a backup replaced in place: its new content" wait_for test "$(cat "$work/psm/g3/file" 2>/dev/null)" = "another tree"
+check "a backup replaced in place: its new content" wait_output "another tree" cat "$work/psm/g3/file"
 check "a backup replaced in place: by-uuid has the new uuid" test "$(readlink "$work/psm/by-uuid/$new_uuid")" = ../g3
 check "a backup replaced in place: the old uuid is gone" test ! -e "$work/psm/by-uuid/$old_uuid"
 check "a backup replaced in place: at/ uses its new time" test "$(readlink "$work/psm/at/2001")" = ../g3
