@@ -63,13 +63,14 @@ int CmdDiff(int argc, char** argv) {
     return engine::kExitOk;
   }
   for (const auto& c : *changes) {
+    // Names escaped: one change per line, whatever the names hold.
+    const std::string name = engine::EscapeForMessage(c.name);
     if (c.kind == engine::ChangeKind::kRenamed) {
-      std::printf("R %s -> %s\n", c.old_name.c_str(), c.name.c_str());
+      std::printf("R %s -> %s\n", engine::EscapeForMessage(c.old_name).c_str(), name.c_str());
     } else if (c.kind == engine::ChangeKind::kAppended) {
-      std::printf("+ %s (+%llu bytes)\n", c.name.c_str(),
-                  static_cast<unsigned long long>(c.appended));
+      std::printf("+ %s (+%llu bytes)\n", name.c_str(), static_cast<unsigned long long>(c.appended));
     } else {
-      std::printf("%c %s\n", Letter(c.kind), c.name.c_str());
+      std::printf("%c %s\n", Letter(c.kind), name.c_str());
     }
   }
   return engine::kExitOk;

@@ -43,13 +43,14 @@ int CmdLog(int argc, char** argv) {
                 "STORED");
     for (const auto& s : *list) {
       if (!s.backup) {
-        std::printf("%-20s %s\n", s.name.c_str(), s.status.ToString().c_str());
+        std::printf("%-20s %s\n", engine::EscapeForMessage(s.name).c_str(),
+                    s.status.ToString().c_str());
         code = engine::ExitCodeFor(s.status);
         continue;
       }
       const uint64_t missing = s.backup->header().incomplete;
       std::printf(
-          "%-20s %-19s %5d %9zu %11s %11s%s\n", s.name.c_str(),
+          "%-20s %-19s %5d %9zu %11s %11s%s\n", engine::EscapeForMessage(s.name).c_str(),
           s.backup->header().timestamp.c_str(), s.depth, s.backup->manifest().num_entries(),
           HumanBytes(s.total_size).c_str(), HumanBytes(s.stored_bytes).c_str(),
           missing ? ("  incomplete (" + std::to_string(missing) + " missing)").c_str() : "");

@@ -77,7 +77,7 @@ void PrintText(const engine::Manifest& m, const Listing& l, bool longform,
   if (!prefix.empty()) prefix += "/";
   for (const std::string& d : l.dirs) {
     if (longform) std::printf("%-8s %14s %14s  ", "dir", "-", "-");
-    std::printf("%s/\n", d.c_str());
+    std::printf("%s/\n", engine::EscapeForMessage(d).c_str());
   }
   for (size_t i : l.files) {
     const engine::FileEntry e = m.entry(i);
@@ -88,7 +88,7 @@ void PrintText(const engine::Manifest& m, const Listing& l, bool longform,
       std::printf("%-8s %14llu %14llu  ", Provenance(e), static_cast<unsigned long long>(e.size),
                   static_cast<unsigned long long>(e.base_size));
     }
-    std::printf("%.*s\n", static_cast<int>(shown.size()), shown.data());
+    std::printf("%s\n", engine::EscapeForMessage(shown).c_str());  // One name per line.
   }
 }
 

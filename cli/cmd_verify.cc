@@ -35,7 +35,8 @@ int CmdVerify(int argc, char** argv) {
     std::printf("%s\n", j.str().c_str());
   } else {
     for (const auto& p : r.problems) {
-      std::printf("PROBLEM %s: %s\n", p.entry.c_str(), p.status.ToString().c_str());
+      std::printf("PROBLEM %s: %s\n", engine::EscapeForMessage(p.entry).c_str(),
+                  p.status.ToString().c_str());
     }
     std::printf("%s: %llu files, %llu bytes read, %zu problem%s\n",
                 r.problems.empty() ? "OK" : "DAMAGED",

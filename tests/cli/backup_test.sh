@@ -44,6 +44,16 @@ check "log lists the three backups" test "$(grep -c '^b[012] ' <<<"$log")" = 3
 check "log shows chain depth" grep -qE '^b2 +[0-9-]+ [0-9:]+ +3 ' <<<"$log"
 check "log --json" grep -q '"depth":3' <<<"$("$STITCH" log "$work/store" --json)"
 
+# --- names with tabs and newlines are escaped in text output and messages ---------------------------
+mkdir -p "$work/odd"
+printf 'a' > "$work/odd/tab$(printf '\t')here"
+printf 'b' > "$work/odd/new$(printf '\nline')"
+"$STITCH" backup "$work/odd" "$work/oddb" >/dev/null 2>&1
+check "ls prints one line per name, escaped" test "$("$STITCH" ls "$work/oddb" | tr '\n' '|')" = 'new\nline|tab\there|'
+err=$("$STITCH" cat "$work/oddb" "$(printf 'no\nsuch')" 2>&1 >/dev/null)
+check "an error naming an odd name is one line" test "$(printf '%s' "$err" | wc -l)" = 0
+check "and shows the name escaped" grep -qF 'no\nsuch' <<<"$err"
+
 # --- exit codes -------------------------------------------------------------------------------
 expect_exit 13 "already exists" -- "$STITCH" backup "$work/src" "$work/store/b0"
 expect_exit 2 "--checksum" -- "$STITCH" backup "$work/src" "$work/x" --checksum md5

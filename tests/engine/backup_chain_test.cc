@@ -1,10 +1,12 @@
 #include "engine/backup_chain.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "engine/resolved_backup.h"
 #include "tests/engine/chain_fixture.h"
 
 namespace stitchfs::engine {
@@ -235,6 +237,54 @@ TEST(ChainXxh3Test, StitchfsFormatChain) {
   ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   EXPECT_EQ((*chain)->top().header().algorithm, ChecksumAlgorithm::kXxh3);
   EXPECT_EQ(ReadAll(**chain, "f"), a + b);
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
+
+namespace stitchfs::engine {
+namespace {
+
+// A chain far deeper than the file descriptors the process may hold: opening it and reading
+// through it must not need one fd per level.
+TEST(DeepChainTest, OpensWithFewerFdsThanLevels) {
+  TempDir dir;
+  constexpr int kLevels = 1500;
+  std::string content;
+  std::unique_ptr<FixtureBackup> prev;
+  for (int i = 0; i < kLevels; ++i) {
+    auto b = std::make_unique<FixtureBackup>(dir / ("b" + std::to_string(i)));
+    const std::string more = "line " + std::to_string(i) + "\n";
+    if (prev) {
+      b->SetBase(*prev);
+      b->AddStitched("log", content + more, content.size());
+    } else {
+      b->AddStored("log", more);
+    }
+    content += more;
+    ASSERT_OK(b->Write());
+    prev = std::move(b);
+  }
+  struct rlimit old;
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+  struct rlimit low = old;
+  low.rlim_cur = 256;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  ChainOptions o;
+  o.max_open_files = 64;
+  auto chain = BackupChain::Open(prev->dir(), o);
+  std::string got = chain.ok() ? ReadAll(**chain, "log") : "";
+  auto resolved = ResolvedBackup::Open(prev->dir(), o);
+  ::setrlimit(RLIMIT_NOFILE, &old);
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  EXPECT_EQ((*chain)->depth(), static_cast<size_t>(kLevels));
+  EXPECT_EQ(got, content);
+  ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
+  auto f = (*resolved)->OpenEntry(*(*resolved)->top().manifest().FindByName("log"));
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  std::string via_resolved((*f)->size(), '\0');
+  ASSERT_TRUE((*f)->ReadAt(0, via_resolved).ok());
+  EXPECT_EQ(via_resolved, content);
 }
 
 }  // namespace
