@@ -70,6 +70,7 @@ StatusOr<std::unique_ptr<BackupLock>> BackupLock::Acquire(const std::string& des
 }
 
 void BackupLock::RemoveContents() {
+  if (::unlinkat(dir_.get(), ".backup", 0) != 0 && errno != ENOENT) return;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(path_, ec)) {
     if (e.path().filename() != ".lock") fs::remove_all(e.path(), ec);

@@ -11,7 +11,10 @@
 namespace stitchfs::engine {
 
 // Not thread-safe. Until Commit(), destruction removes everything written into the folder (and
-// the folder itself if this lock created it), so a failed backup leaves nothing behind.
+// the folder itself if this lock created it), so a failed backup leaves nothing behind: the
+// `.backup` goes first, and if it cannot be removed nothing else is (a `.backup` is only ever
+// written after every data file is in place and synced, so what stays is a complete backup,
+// never a manifest without its data).
 class BackupLock {
  public:
   // Creates `dest` (and missing parents) if needed and takes it. kBackupAlreadyExists if it
