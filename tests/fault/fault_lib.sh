@@ -17,6 +17,7 @@ need_shim() {
 }
 
 # read_counts FILE: the count file of a run into the associative array COUNTS (kind -> n).
+declare -A COUNTS=()
 read_counts() {
   local k v
   COUNTS=()

@@ -224,6 +224,7 @@ static void run_hook(void) {
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     atomic_fetch_add(&hooks_run, 1);
+    write_counts();  /* Now, too: the program may hang or die after it. */
   }
   errno = saved;
 }
