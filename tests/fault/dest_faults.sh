@@ -126,7 +126,7 @@ check_new() {
     if [ "$irc" = 0 ]; then
       OUTCOME=complete
       check_backup "$DEST" "$EXPECTED"
-      [ "$rc" = 0 ] || NOTES+=("failed (exit $rc) but left a complete backup")
+      [ "$rc" = 0 ] || NOTES+=("failed (exit $rc) but left a backup that opens")
     elif [ "$irc" = 10 ]; then
       NOTES+=("left DEST $(residue "$DEST")")
     else
@@ -220,7 +220,7 @@ check_run() {
 }
 
 # --- one run --------------------------------------------------------------------------------
-declare -A RUNS=() FIRED=() FAILED_CALLS=() COMPLETE=() NOTHING=() BAD=() NOTED=() COUNTS=()
+declare -A RUNS=() FIRED=() FAILED_CALLS=() COMPLETE=() NOTHING=() BAD=() NOTED=() NOTED_KINDS=()
 VIOLATIONS=()
 
 # run_case OP KIND N ERRNO STICKY
@@ -241,14 +241,14 @@ run_case() {
   check_run "$op" "$rc" "$err"
   local mode=error
   [ "$err" != KILL ] || mode=kill
-  record "$op" "$id" "$rc" "$mode" "${env[@]}" "${CMD[@]}"
+  record "$op" "$id" "$rc" "$mode" "$kind" "${env[@]}" "${CMD[@]}"
   [ -n "$ONLY" ] || [ $((RUN % 50)) != 0 ] || rm -rf "$work/runs"
 }
 
-# record OP ID RC MODE COMMAND...: tallies the outcome of the run just checked.
+# record OP ID RC MODE KIND COMMAND...: tallies the outcome of the run just checked.
 record() {
-  local op=$1 id=$2 rc=$3 mode=$4 p
-  shift 4
+  local op=$1 id=$2 rc=$3 mode=$4 kind=$5 p
+  shift 5
   RUNS[$op]=$((${RUNS[$op]:-0} + 1))
   [ "${COUNTS[injected]:-0}" = 0 ] || FIRED[$op]=$((${FIRED[$op]:-0} + 1))
   FAILED_CALLS[$op]=$((${FAILED_CALLS[$op]:-0} + ${COUNTS[injected]:-0}))
@@ -262,7 +262,11 @@ record() {
   else
     NOTHING[$op]=$((${NOTHING[$op]:-0} + 1))
   fi
-  for p in "${NOTES[@]}"; do NOTED["$op ($mode): $p"]=$((${NOTED["$op ($mode): $p"]:-0} + 1)); done
+  for p in "${NOTES[@]}"; do
+    p="$op ($mode): $p"
+    NOTED[$p]=$((${NOTED[$p]:-0} + 1))
+    [[ " ${NOTED_KINDS[$p]:-} " == *" $kind "* ]] || NOTED_KINDS[$p]+=" $kind"
+  done
 }
 
 # count_calls OP: how many destination calls of each kind a run of OP makes without faults.
@@ -304,7 +308,9 @@ report() {
   done
   if [ ${#NOTED[@]} -gt 0 ]; then
     echo "== remarks (not violations)"
-    for p in "${!NOTED[@]}"; do printf '  %s [%d runs]\n' "$p" "${NOTED[$p]}"; done | LC_ALL=C sort
+    for p in "${!NOTED[@]}"; do
+      printf '  %s [%d runs; kinds:%s]\n' "$p" "${NOTED[$p]}" "${NOTED_KINDS[$p]}"
+    done | LC_ALL=C sort
   fi
   if [ ${#VIOLATIONS[@]} -gt 0 ]; then
     echo "== violations"

@@ -22,10 +22,10 @@
 
 extern char** environ;
 
-#define FD_MAX 65536 /* Descriptors below this are remembered; others are looked up live. */
-#define FD_DEST 1    /* Table bits: opened on the destination, */
-#define FD_HOOK 2    /* on a path the read hook watches, */
-#define FD_RDERR 4   /* on a path whose reads fail. */
+#define FD_MAX FI_FD_MAX
+#define FD_DEST 1  /* Table bits: opened on the destination, */
+#define FD_HOOK 2  /* on a path the read hook watches, */
+#define FD_RDERR 4 /* on a path whose reads fail. */
 
 static atomic_long counts[FI_NKINDS + 1];
 static atomic_long injected;
@@ -161,22 +161,40 @@ void fi_fd_closed(int fd) {
   if (fd >= 0 && fd < FD_MAX) atomic_store(&fd_flags[fd], 0);
 }
 
-static void put_line(int fd, const char* name, long value) {
-  char line[64];
-  int n = snprintf(line, sizeof line, "%s %ld\n", name, value);
-  if (fi_real_write(fd, line, (size_t)n) < 0) return;
+static int real_rename(const char* from, const char* to) {
+  static void* slot;
+  return ((int (*)(const char*, const char*))fi_resolve(&slot, "rename"))(from, to);
 }
 
+static int real_unlink(const char* path) {
+  static void* slot;
+  return ((int (*)(const char*))fi_resolve(&slot, "unlink"))(path);
+}
+
+/* Appends "NAME VALUE\n" at `at` in `buf` (room for 64 bytes); returns the new end. */
+static size_t put_line(char* buf, size_t at, const char* name, long value) {
+  int n = snprintf(buf + at, 64, "%s %ld\n", name, value);
+  return at + (n > 0 && n < 64 ? (size_t)n : 0);
+}
+
+/* Replaces the count file in one rename, so that threads writing it at once (a fault in each)
+ * or a kill right after leave one complete version. */
 static void write_counts(void) {
   if (!fi_cfg.count_file[0]) return;
   int saved = errno;
-  int fd = real_open(fi_cfg.count_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  for (int k = 0; k <= FI_NKINDS; ++k) put_line(fd, fi_kind_names[k], atomic_load(&counts[k]));
-  put_line(fd, "injected", atomic_load(&injected));
-  put_line(fd, "hooks", atomic_load(&hooks_run));
-  put_line(fd, "reads_failed", atomic_load(&reads_failed));
-  real_close(fd);
+  char buf[64 * (FI_NKINDS + 4)], tmp[sizeof fi_cfg.count_file + 32];
+  size_t n = 0;
+  for (int k = 0; k <= FI_NKINDS; ++k) n = put_line(buf, n, fi_kind_names[k], counts[k]);
+  n = put_line(buf, n, "injected", injected);
+  n = put_line(buf, n, "hooks", hooks_run);
+  n = put_line(buf, n, "reads_failed", reads_failed);
+  snprintf(tmp, sizeof tmp, "%s.%d.%d", fi_cfg.count_file, (int)getpid(), (int)gettid());
+  int fd = real_open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    int ok = fi_real_write(fd, buf, n) == (ssize_t)n;
+    real_close(fd);
+    if (!ok || real_rename(tmp, fi_cfg.count_file) != 0) real_unlink(tmp);
+  }
   errno = saved;
 }
 
@@ -224,7 +242,7 @@ static void run_hook(void) {
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     atomic_fetch_add(&hooks_run, 1);
-    write_counts();  /* Now, too: the program may hang or die after it. */
+    write_counts(); /* Now, too: the program may hang or die after it. */
   }
   errno = saved;
 }

@@ -10,6 +10,9 @@
 /* Kinds of destination calls, counted separately. */
 enum fi_kind { FI_OPEN, FI_WRITE, FI_SYNC, FI_RENAME, FI_MKDIR, FI_UNLINK, FI_CLOSE, FI_NKINDS };
 
+/* Descriptors below this are remembered in a table; others are looked up on every call. */
+#define FI_FD_MAX 65536
+
 /* Room for one absolute path (a joined dirfd path and a relative name). */
 #define FI_PATH 8192
 

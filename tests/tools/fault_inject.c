@@ -225,7 +225,7 @@ EXPORT int fclose(FILE* f) {
 SLOT(close_range);
 EXPORT int close_range(unsigned first, unsigned last, int flags) {
   if (fi_on() && !(flags & CLOSE_RANGE_CLOEXEC)) {
-    for (unsigned fd = first; fd <= last && fd < 65536; ++fd) fi_fd_closed((int)fd);
+    for (unsigned fd = first; fd <= last && fd < FI_FD_MAX; ++fd) fi_fd_closed((int)fd);
   }
   return REAL(close_range)(first, last, flags);
 }
