@@ -54,7 +54,11 @@ backup() {
 expect() {
   local c=$1 what=$2
   shift 2
-  if "$@"; then ok; else bad "[$c] $what"$'\n'"    reproduce: $REPRO"$'\n'"    exit $RC: ${LOG:0:400}"; fi
+  local out=${LOG//$'\n'/ | }
+  local nl=$'\n'
+  if "$@"; then ok; else
+    bad "[$c] $what${nl}    rerun: STITCHFS_FAULT_CASES=$CASE_ID STITCHFS_FAULT_KEEP=1 bash tests/fault/source_faults.sh STITCH STITCHFS SO${nl}    command: $REPRO${nl}    exit $RC: ${out:0:300}"
+  fi
 }
 
 hook_ran() { [ "${COUNTS[hooks]:-0}" -ge 1 ]; }
@@ -100,7 +104,8 @@ source "$here/source_cases.sh"
 ALL="growth growth_immutable shrink_once shrink_always rotation replaced:fifo replaced:socket
   replaced:symlink replaced:folder unreadable vanished folder_swapped:open_folder
   folder_swapped:open_file special_files hard_links hard_links_changing"
-for c in ${STITCHFS_FAULT_CASES:-$ALL}; do
+for CASE_ID in ${STITCHFS_FAULT_CASES:-$ALL}; do
+  c=$CASE_ID
   if [[ $c == *:* ]]; then "case_${c%%:*}" "${c#*:}"; else "case_$c"; fi
 done
 finish
