@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "engine/atomic_file.h"
+#include "engine/folder_list.h"
 
 namespace fs = std::filesystem;
 
@@ -16,11 +17,12 @@ namespace stitchfs::engine {
 namespace {
 
 bool IsEmptyBut(const std::string& dir, const char* except) {
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().filename() != except) return false;
+  auto names = ListFolder(dir);
+  if (!names.ok()) return false;
+  for (const std::string& n : *names) {
+    if (n != except) return false;
   }
-  return !ec;
+  return true;
 }
 
 // Takes over a `.lock` no live writer holds, or reports who holds it.
@@ -71,9 +73,11 @@ StatusOr<std::unique_ptr<BackupLock>> BackupLock::Acquire(const std::string& des
 
 void BackupLock::RemoveContents() {
   if (::unlinkat(dir_.get(), ".backup", 0) != 0 && errno != ENOENT) return;
+  auto names = ListFolder(path_);
+  if (!names.ok()) return;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(path_, ec)) {
-    if (e.path().filename() != ".lock") fs::remove_all(e.path(), ec);
+  for (const std::string& n : *names) {
+    if (n != ".lock") fs::remove_all(path_ + "/" + n, ec);
   }
 }
 

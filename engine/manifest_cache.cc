@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "engine/folder_list.h"
 #include "engine/manifest_file.h"
 #include "engine/unique_fd.h"
 
@@ -82,24 +83,26 @@ void ManifestCache::Store(const ManifestIdentity& id, const Manifest& m) const {
 void ManifestCache::Trim() const {
   struct File {
     std::filesystem::path path;
-    int64_t mtime;
+    FileTime mtime;
     uint64_t size;
   };
   std::vector<File> files;
   uint64_t total = 0;
   std::error_code ec;
-  for (const auto& d : std::filesystem::directory_iterator(dir_, ec)) {
+  auto names = ListFolder(dir_);
+  if (!names.ok()) return;
+  for (const std::string& name : *names) {
+    const std::filesystem::path path = std::filesystem::path(dir_) / name;
     struct stat st;
-    if (::stat(d.path().c_str(), &st) != 0) continue;
-    if (d.path().extension() != ".manifest") {  // A store that died midway, an hour ago.
-      if (d.path().filename().string().find(".manifest.tmp-") != std::string::npos &&
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (path.extension() != ".manifest") {  // A store that died midway, an hour ago.
+      if (name.find(".manifest.tmp-") != std::string::npos &&
           st.st_mtime < ::time(nullptr) - 3600) {
-        std::filesystem::remove(d.path(), ec);
+        std::filesystem::remove(path, ec);
       }
       continue;
     }
-    files.push_back({d.path(), int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec,
-                     static_cast<uint64_t>(st.st_size)});
+    files.push_back({path, FileTime::From(st.st_mtim), static_cast<uint64_t>(st.st_size)});
     total += files.back().size;
   }
   std::sort(files.begin(), files.end(),

@@ -13,6 +13,7 @@
 #include "engine/atomic_file.h"
 #include "engine/backup_chain.h"
 #include "engine/flatten.h"
+#include "engine/folder_list.h"
 #include "engine/store.h"
 
 namespace fs = std::filesystem;
@@ -105,10 +106,12 @@ StatusOr<uint64_t> FlattenInPlace(const std::string& path) {
 }
 
 // Moves the backups to remove out of the store's namespace (so none opens half-deleted, and
-// the proof below sees the store as it will be). `moved` lists what was moved.
-Status SetAside(const std::vector<std::string>& paths, const std::string& store,
+// the proof below sees the store as it will be), newest first: interrupted halfway, no backup
+// left in the store has lost its base. `moved` lists what was moved.
+Status SetAside(const std::vector<std::string>& oldest_first, const std::string& store,
                 std::vector<std::string>* moved) {
-  for (const std::string& p : paths) {
+  for (auto it = oldest_first.rbegin(); it != oldest_first.rend(); ++it) {
+    const std::string& p = *it;
     if (::rename(p.c_str(), WorkPath(p, kDeletingSuffix).c_str()) != 0) {
       return Status::IOError("rename " + p, errno);
     }
@@ -138,22 +141,14 @@ Status ProveKept(const std::vector<StoreEntry>& all, const std::map<size_t, std:
 }
 
 void RemoveWorkFolders(const std::string& store) {
+  auto names = ListFolder(store);
+  if (!names.ok()) return;
   std::error_code ec;
-  for (const auto& d : fs::directory_iterator(store, ec)) {
-    const std::string n = d.path().filename().string();
+  for (const std::string& n : *names) {
     if (n.front() == '.' && (n.ends_with(kDeletingSuffix) || n.ends_with(kFlattenSuffix))) {
-      fs::remove_all(d.path(), ec);
+      fs::remove_all(store + "/" + n, ec);
     }
   }
-}
-
-uint64_t FolderBytes(const std::string& dir) {
-  uint64_t n = 0;
-  std::error_code ec;
-  for (auto& f : fs::recursive_directory_iterator(dir, ec)) {
-    if (f.is_regular_file(ec)) n += f.file_size(ec);
-  }
-  return n;
 }
 
 // The plan: one action per backup, oldest first.
@@ -165,7 +160,7 @@ StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
   for (size_t i = 0; i < all.size(); ++i) {
     auto k = kept.find(i);
     if (k == kept.end()) {
-      plan.push_back({PruneAction::kRemove, all[i].name, "", FolderBytes(all[i].path)});
+      plan.push_back({PruneAction::kRemove, all[i].name, "", BytesBeneath(all[i].path)});
       continue;
     }
     if (!all[i].backup) {

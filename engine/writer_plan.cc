@@ -25,9 +25,9 @@ Status MoveIntoPlace(const PlanInput& in, size_t i, const std::string& name) {
   return Status::OK();
 }
 
-// Removes temp data file `i` if one was written (a failure is the destination's).
+// Removes temp data file `i` if there is one (a failed read may have left part of one; a
+// failure to remove it is the destination's).
 Status DropTemp(const PlanInput& in, size_t i) {
-  if (!in.results[i].pass.stored) return Status::OK();
   if (::unlinkat(in.tmp_fd, std::to_string(i).c_str(), 0) != 0 && errno != ENOENT) {
     return Status::IOError("remove a temporary data file", errno);
   }

@@ -69,7 +69,9 @@ nothing_at() { [ ! -e "$1" ] || [ -z "$(ls -A "$1")" ]; }
 # listed_missing DEST NAME: `stitch info` says the backup is incomplete and names NAME on that
 # line, and --json has "incomplete": true and NAME (with a reason) in "missing".
 listed_missing() {
-  "$STITCH" info "$1" 2>/dev/null | grep -i "incomplete" | grep -qF "$2" || return 1
+  local text
+  text=$("$STITCH" info "$1" 2>/dev/null) || return 1
+  grep -qi "incomplete" <<<"$text" && grep -qF "$2" <<<"$text" || return 1
   "$STITCH" info "$1" --json >"$work/info.json" 2>/dev/null || return 1
   python3 - "$work/info.json" "$2" <<'EOF'
 import json, sys
