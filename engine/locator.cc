@@ -1,6 +1,7 @@
 #include "engine/locator.h"
 
 #include <cctype>
+#include <filesystem>
 
 #include "engine/backup_folder.h"
 #include "engine/path_check.h"
@@ -106,8 +107,10 @@ StatusOr<std::string> ResolveLocator(std::string_view text, const std::string& h
       return Status::NoBaseBackup("base backup " + quoted + " is on disk '" + loc.args[0] +
                                   "', which is not mapped; pass --disk " + loc.args[0] + "=DIR");
     }
-    std::string rel = TrimSlashes(loc.args[1]);
+    // Relative to the disk whatever its spelling ("/b", "./b", "b/", "."); never above it.
+    std::string rel = std::filesystem::path(loc.args[1]).lexically_normal().string();
     while (!rel.empty() && rel.front() == '/') rel.erase(0, 1);
+    rel = TrimSlashes(rel == "." ? "" : rel);
     if (!rel.empty())
       RETURN_IF_ERROR(CheckRelativePath(rel).WithPrefix("base locator " + quoted + ": "));
     path = rel.empty() ? disk->second : disk->second + "/" + rel;

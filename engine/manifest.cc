@@ -37,6 +37,33 @@ Status CheckHeader(ManifestHeader* h) {
   return Status::OK();
 }
 
+Status CheckMeta(const PosixMeta& m) {
+  if (m.mode > 07777) return Status::BackupDamaged("mode beyond 07777 in <stitchfs_meta>");
+  for (const FileTime* t : {&m.mtime, &m.ctime}) {
+    if (t->nsec < 0 || t->nsec > 999999999) {
+      return Status::BackupDamaged("nanoseconds out of range in <stitchfs_meta>");
+    }
+  }
+  return Status::OK();
+}
+
+Status CheckEntry(const FileEntry& e) {
+  if (e.size > kMaxFileSize) return Status::BackupDamaged("size larger than a file can be");
+  if (e.base_size > e.size) {
+    return Status::BackupDamaged("base size must not be greater than the size");
+  }
+  if (e.size == 0 && (e.checksum != Checksum{} || e.encrypted_by_disk)) {
+    return Status::BackupDamaged("an empty file with a checksum or encryption");
+  }
+  if (e.base_size == e.size && e.base_checksum != e.checksum) {
+    return Status::BackupDamaged("a file taken whole from the base with two checksums");
+  }
+  if (!e.has_data_file() && !e.data_file.empty() && e.data_file != e.name) {
+    return Status::BackupDamaged("a data_file for a file that stores no bytes");
+  }
+  return e.meta ? CheckMeta(*e.meta) : Status::OK();
+}
+
 FileEntry Manifest::entry(size_t i) const {
   const Record& r = entries_[i];
   FileEntry e;
@@ -107,6 +134,9 @@ Status ManifestBuilder::Add(const FileEntry& e) {
   constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max();
   if (m_->entries_.size() >= kMax || e.name.size() > kMax || e.data_file.size() > kMax) {
     return Status::BackupDamaged("too many entries or too long a name");
+  }
+  if (Status s = CheckEntry(e); !s.ok()) {
+    return s.WithPrefix("entry \"" + std::string(e.name) + "\": ");
   }
   Manifest::Record r{};
   r.size = e.size;

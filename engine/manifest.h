@@ -51,6 +51,17 @@ Status CheckHeader(ManifestHeader* h);
 // True if `s` is a UUID in the canonical 8-4-4-4-12 hex form (either case).
 bool IsCanonicalUuid(std::string_view s);
 
+struct FileEntry;
+// The invariants of one entry, whoever built it (the XML reader, the cache loader, a writer):
+// size at most kMaxFileSize, base_size at most size, the prefix checksum equal to the checksum
+// when the whole file comes from the base, an empty file with no checksum, base or data file,
+// a data_file only for an entry that stores bytes, and metadata in range (mode <= 07777,
+// nanoseconds < 10^9). kBackupDamaged saying which, without the backup or entry (the caller
+// adds them).
+Status CheckEntry(const FileEntry& e);
+// The same for metadata alone (of files, folders and symlinks).
+Status CheckMeta(const PosixMeta& m);
+
 // One logical file, as a view into the Manifest that owns the strings.
 struct FileEntry {
   std::string_view name;

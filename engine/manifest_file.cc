@@ -181,7 +181,10 @@ bool ParseHeaderStrings(std::string_view s, ManifestHeader* h, std::vector<Missi
   for (MissingFile& f : *missing) {
     if (!get(&f.name) || !get(&f.reason)) return false;
   }
-  if (s.size() != 4 || s[0] > 1 || s[1] > 2 || s[2] > 1 || (s[3] != 1 && s[3] != 2)) return false;
+  const auto flag = [&s](size_t i) { return static_cast<unsigned char>(s[i]); };
+  if (s.size() != 4 || flag(0) > 1 || flag(1) > 2 || flag(2) > 1 || flag(3) < 1 || flag(3) > 2) {
+    return false;
+  }
   if (s[0]) h->base_backup_uuid = base_uuid;
   if (s[1]) h->deduplicate_files = s[1] == 2;
   h->algorithm = static_cast<ChecksumAlgorithm>(s[2]);
@@ -272,23 +275,6 @@ const char* NameAt(const char* names, uint64_t names_size, uint64_t off, uint64_
 
 }  // namespace
 
-// The indexes are in the order lookups rely on (a binary search of a shuffled index would
-// silently miss entries).
-bool ManifestFile::Sorted(const Manifest& m) {
-  for (size_t k = 1; k < m.by_name_.size(); ++k) {
-    if (!(m.NameOf(m.by_name_[k - 1]) < m.NameOf(m.by_name_[k]))) return false;
-  }
-  for (size_t k = 1; k < m.by_content_.size(); ++k) {
-    const auto& a = m.entries_[m.by_content_[k - 1]];
-    const auto& b = m.entries_[m.by_content_[k]];
-    if (std::tie(a.size, a.checksum, m.by_content_[k - 1]) >=
-        std::tie(b.size, b.checksum, m.by_content_[k])) {
-      return false;
-    }
-  }
-  return true;
-}
-
 StatusOr<std::unique_ptr<const Manifest>> ManifestFile::Read(int fd, const ManifestIdentity& id) {
   const Status bad = Status::BackupDamaged("cached manifest does not match");
   struct stat st;
@@ -345,23 +331,7 @@ StatusOr<std::unique_ptr<const Manifest>> ManifestFile::Read(int fd, const Manif
   }
   const XXH128_hash_t digest = in.Digest();
   if (digest.low64 != h.hash_low || digest.high64 != h.hash_high) return bad;
-  for (uint32_t i : m->by_name_) {
-    if (i >= h.entries) return bad;
-  }
-  for (uint32_t i : m->by_content_) {
-    if (i >= h.entries) return bad;
-  }
-  for (size_t i = 0; i < m->entries_.size(); ++i) {
-    const FileEntry e = m->entry(i);
-    if (!CheckRelativePath(e.name).ok() || !CheckRelativePath(e.data_file).ok() ||
-        e.size > kMaxFileSize || e.base_size > e.size) {
-      return bad;
-    }
-  }
-  if (!Sorted(*m) || !CheckLinks(*m).ok()) return bad;
-  for (const Manifest::NodeRecord& n : m->nodes_) {
-    if (!CheckRelativePath({n.name, n.name_len}).ok()) return bad;
-  }
+  if (!Consistent(*m)) return bad;
   m->arena_bytes_ = h.names;
   m->arena_blocks_.push_back(std::move(names));
   return std::unique_ptr<const Manifest>(std::move(m));

@@ -18,9 +18,12 @@ struct ManifestFile {
   static StatusOr<std::unique_ptr<const Manifest>> Read(int fd, const ManifestIdentity& id);
 
  private:
-  // The name and content indexes are in the order lookups rely on (a binary search of a
-  // shuffled index would silently miss entries).
-  static bool Sorted(const Manifest& m);
+  // Everything the XML reader would check holds in a loaded manifest (manifest_check.cc):
+  // every entry and node (CheckEntry, CheckMeta, safe names), hard links, and the indexes
+  // complete and in the order lookups rely on (a binary search of a shuffled or partial index
+  // would silently miss entries); the content-representative flags are set again from the
+  // index, not trusted.
+  static bool Consistent(Manifest& m);
 };
 
 }  // namespace stitchfs::engine

@@ -61,7 +61,7 @@ void Leaf(std::string* out, const char* tag, std::string_view value) {
   out->append("</").append(tag).append(">");
 }
 
-Status CheckEntry(const FileEntry& e) {
+Status CheckWritable(const FileEntry& e) {
   const std::string what = "entry \"" + std::string(e.name) + "\"";
   RETURN_IF_ERROR(CheckXmlText(e.name, what));
   RETURN_IF_ERROR(CheckRelativePath(e.name));
@@ -149,7 +149,7 @@ Status RenderManifest(const ManifestHeader& h, std::span<const FileEntry> entrie
        {&h.timestamp, &h.uuid, &h.backup_id, &h.data_file_name_generator, &h.base_backup}) {
     RETURN_IF_ERROR(CheckXmlText(*s, "manifest header"));
   }
-  for (const FileEntry& e : entries) RETURN_IF_ERROR(CheckEntry(e));
+  for (const FileEntry& e : entries) RETURN_IF_ERROR(CheckWritable(e));
   for (const Node& n : nodes) {
     RETURN_IF_ERROR(CheckXmlText(n.name, "node \"" + std::string(n.name) + "\""));
     RETURN_IF_ERROR(CheckRelativePath(n.name));

@@ -145,7 +145,13 @@ std::string FuseMountOptions(const Options& o) {
   }
   if (o.allow_other) s += ",allow_other";
   if (o.default_permissions) s += ",default_permissions";
-  for (const auto& opt : o.fuse_mount_options) s += "," + opt;
+  for (const auto& opt : o.fuse_mount_options) {  // Split on bare commas; libfuse unescapes.
+    s += ",";
+    for (char c : opt) {
+      if (c == ',' || c == '\\') s.push_back('\\');
+      s.push_back(c);
+    }
+  }
   return s;
 }
 

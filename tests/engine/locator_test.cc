@@ -41,6 +41,16 @@ TEST(LocatorTest, Resolves) {
   EXPECT_EQ(s3.status().code(), ErrorCode::kNotSupported);
   EXPECT_NE(s3.status().message().find("S3('https://s3/bucket/base')"), std::string::npos);
   EXPECT_EQ(ResolveLocator("File('b.zip')", "/s", disks).status().code(), ErrorCode::kNotSupported);
+  // Any spelling of a path inside the disk resolves there; none reaches above it.
+  EXPECT_EQ(*ResolveLocator("Disk('backups', '.')", "/store", disks), "/srv/bk");
+  EXPECT_EQ(*ResolveLocator("Disk('backups', '')", "/store", disks), "/srv/bk");
+  EXPECT_EQ(*ResolveLocator("Disk('backups', './daily//1/')", "/store", disks), "/srv/bk/daily/1");
+  EXPECT_EQ(*ResolveLocator("Disk('backups', '/daily/1')", "/store", disks), "/srv/bk/daily/1");
+  EXPECT_EQ(ResolveLocator("Disk('backups', 'a/../..')", "/store", disks).status().code(),
+            ErrorCode::kInsecurePath);
+  // File() paths come back absolute and normal, whatever the holder's spelling.
+  EXPECT_EQ(*ResolveLocator("File('../day8')", "/store/./x/../", disks), "/day8");
+  EXPECT_EQ(*ResolveLocator("File('../day8/')", "/srv/store/day9/..", disks), "/srv/day8");
 }
 
 }  // namespace
