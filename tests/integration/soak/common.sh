@@ -1,4 +1,3 @@
-# shellcheck shell=bash
 # Shared settings and helpers of the soak test's processes (sourced by soak_test.sh and by each
 # worker). The work folder W holds: store/ (the backups), mnt/ (the store mount), refs/UUID/
 # (tree: that backup's exact tree; list: its sorted listing), events (the record of every
@@ -10,6 +9,7 @@
 # once it is done. OP is add (a new backup), fail (an add that failed), del (removed by prune),
 # repl (NAME now holds another backup, UUID, with timestamp TS) or flat (flattened in place by
 # prune: same uuid and content, not a change of what the store holds). TS is YYYY-MM-DDThh:mm:ss.
+# shellcheck shell=bash
 export LC_ALL=C TZ=UTC STITCH_NO_PROGRESS=1
 : "${W:?}" "${STITCH:?}" "${STITCHFS:?}"
 M=$W/mnt

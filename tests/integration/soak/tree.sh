@@ -1,8 +1,8 @@
-# shellcheck shell=bash
 # The soak test's source trees (sourced): a ClickHouse-like tree that changes every "day" the
 # way real data does (growing logs, rotations, new and merged parts, renames, duplicates, a
 # growing and a rewritten MB-sized file), and the different tree an in-place replacement puts
 # under an existing backup's name. About 80-120 files and 5-9 MB.
+# shellcheck shell=bash
 
 rand_file() { head -c "$2" /dev/urandom > "$1"; }          # rand_file PATH BYTES
 log_lines() {                                              # log_lines PATH DAY COUNT WORD
