@@ -44,7 +44,8 @@ W=$(mktemp -d)
 export W
 export KEEP_LAST=4 KEEP_DAILY=8 PACE=0.3
 export PRUNE_EVERY=${STITCHFS_SOAK_PRUNE_EVERY:-4} REPLACE_EVERY=${STITCHFS_SOAK_REPLACE_EVERY:-5}
-[ -d /dev/shm ] && [ -w /dev/shm ] && export SOAK_SHM=/dev/shm
+SOAK_SHM=$(mktemp -d /dev/shm/stitchfs-soak.XXXXXX 2>/dev/null) || SOAK_SHM=$W/tmp
+export SOAK_SHM                    # where readers copy files out of the mount
 here=$(cd "$(dirname "$0")" && pwd)/soak
 source "$here/common.sh"
 mkdir -p "$STORE" "$M" "$REFS" "$W/log" "$W/stats" "$W/tmp" "$W/mnt2"
@@ -68,6 +69,7 @@ cleanup() {
     mountpoint -q "$m" 2>/dev/null && { T 30 fusermount3 -u "$m" || fusermount3 -uz "$m"; }
   done
   [ -n "$dpid" ] && kill -0 "$dpid" 2>/dev/null && kill -KILL "$dpid"
+  [[ "$SOAK_SHM" == /dev/shm/* ]] && rm -rf "$SOAK_SHM"
   if [ "${STITCHFS_SOAK_KEEP:-0}" = 1 ]; then echo "work folder kept: $W"; else rm -rf "$W"; fi
 }
 trap cleanup EXIT
@@ -84,7 +86,9 @@ total() { cat "$W"/stats/* 2>/dev/null | awk -F= -v k="$1" '$1 == k { s += $2 } 
 echo "soak: $SECS s, $READERS readers, store $STORE, mount -o $MOUNT_OPTS, RSS bound $RSS_MB MiB"
 # The writer starts the store; the store is mounted once it holds a backup.
 spawn store_ops.sh writer
-wait_until 300 grep -q ' E w1 add ' "$EVENTS" || { bad "the first backup was not made: $(cat "$FAILS")"; finish; exit 1; }
+if ! wait_until 300 grep -q ' E w1 ' "$EVENTS" || ! grep -q ' E w1 add ' "$EVENTS"; then
+  bad "the first backup was not made: $(cat "$FAILS")"; finish; exit 1
+fi
 "$STITCHFS" -f "$STORE" "$M" -o "$MOUNT_OPTS" >"$W/log/daemon.out" 2>"$W/log/daemon.err" &
 dpid=$!
 wait_until 30 mountpoint -q "$M" || { bad "the store did not mount: $(tail -3 "$W/log/daemon.err")"; finish; exit 1; }
@@ -121,6 +125,9 @@ if [ "$daemon_died" = 0 ]; then
     fail unmount "the daemon did not exit within 30 s of the unmount"
   fi
 fi
+
+grep -E 'Sanitizer|runtime error' "$W/log/daemon.err" >"$W/tmp/san" &&
+  fail daemon "the daemon's sanitizers reported: $(head -3 "$W/tmp/san")"
 
 # A fresh mount of what the store holds now: every backup equals its tree, and verifies.
 WHO=final
