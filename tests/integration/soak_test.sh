@@ -99,11 +99,13 @@ spawn reader.sh walker 1
 spawn reader.sh walker 2
 
 end=$(($(now_us) + SECS * 1000000))
-max_rss=0 daemon_died=0 rss_over=0 next_print=$(($(now_us) + 15000000))
+max_rss=0 daemon_died=0 rss_over=0 next_print=$(($(now_us) + 15000000)) rss_q=""
+quarter=$(($(now_us) + SECS * 250000))
 while [ "$(now_us)" -lt "$end" ]; do
   kb=$(rss_kb "$dpid")
   if [ -z "$kb" ]; then daemon_died=1; fail daemon "the stitchfs daemon died: $(tail -3 "$W/log/daemon.err")"; break; fi
   [ "$kb" -gt "$max_rss" ] && max_rss=$kb
+  [ -z "$rss_q" ] && [ "$(now_us)" -gt "$quarter" ] && rss_q=$kb     # to show growth, if any
   [ "$kb" -gt $((RSS_MB * 1024)) ] && [ "$rss_over" = 0 ] && { rss_over=1; fail rss "daemon RSS $((kb / 1024)) MiB > $RSS_MB MiB"; }
   for p in "${workers[@]}"; do kill -0 "$p" 2>/dev/null || fail harness "worker $p exited early"; done
   [ "$(now_us)" -gt "$next_print" ] && next_print=$((next_print + 15000000)) &&
@@ -153,7 +155,7 @@ awk '{ n[$2]++ } END { for (k in n) printf "  %s: %d\n", k, n[k] }' "$FAILS" | s
 echo "--- first failures of each kind:"
 awk '{ if (n[$2]++ < 4) print }' "$FAILS" | cut -c1-900
 echo "--- store changes: $(grep -c ' E ' "$EVENTS") ($(grep -c ' E [^ ]* flat ' "$EVENTS") in-place flattenings); $(grep -h 'allowed' "$W"/log/reader* "$W"/log/walker* 2>/dev/null | wc -l) reads with allowed errors or generation switches"
-summary="soak: ${secs_run} s, $(total backups) backups ($final_backups kept at the end), $(total prunes) prunes ($(total flattened) flattened in place, $(total removed) removed), $(total replacements) replacements; $(total sessions) reads by $READERS readers: $(total files_ok) files / $(($(total bytes_ok) / 1048576)) MiB compared, wrong bytes $(total wrong_bytes) ($(total wrong_files) files), errors (EIO, ENOENT, ...) on kept backups $(total eio_kept) files in reads, $(total walk_errors_kept) in walks, EIO allowed $(($(total eio_allowed) + $(total walk_errors_allowed))) (removed/replaced), generation switches $(total gen_switch); stale identity $(cnt stale_identity), wrong resolution $(cnt wrong_resolution), wrong listing $(cnt wrong_listing), ghosts $(cnt ghost); $(total walks) walks ($(total walk_entries) entries); max RSS $((max_rss / 1024)) MiB (bound $RSS_MB)"
+summary="soak: ${secs_run} s, $(total backups) backups ($final_backups kept at the end), $(total prunes) prunes ($(total flattened) flattened in place, $(total removed) removed), $(total replacements) replacements; $(total sessions) reads by $READERS readers: $(total files_ok) files / $(($(total bytes_ok) / 1048576)) MiB compared, wrong bytes $(total wrong_bytes) ($(total wrong_files) files), errors (EIO, ENOENT, ...) on kept backups $(total eio_kept) files in reads, $(total walk_errors_kept) in walks, EIO allowed $(($(total eio_allowed) + $(total walk_errors_allowed))) (removed/replaced), generation switches $(total gen_switch); stale identity $(cnt stale_identity), wrong resolution $(cnt wrong_resolution), wrong listing $(cnt wrong_listing), ghosts $(cnt ghost); $(total walks) walks ($(total walk_entries) entries); max RSS $((max_rss / 1024)) MiB (bound $RSS_MB; $((${rss_q:-0} / 1024)) MiB at a quarter of the run, $((${kb:-0} / 1024)) at the end)"
 echo "$summary"
 check "no wrong bytes" test "$(total wrong_bytes)$(cnt wrong_bytes)" = 00
 check "no error reading a kept backup" test "$(cnt eio_kept)" = 0
