@@ -81,7 +81,7 @@ wait_until() {
 }
 spawn() { setsid bash "$here/$1" "${@:2}" </dev/null >>"$W/log/workers.out" 2>&1 & workers+=($!); }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
-total() { cat "$W"/stats/* 2>/dev/null | awk -F= -v k="$1" '$1 == k { s += $2 } END { printf "%d", s }'; }
+total() { cat "$W"/stats/* 2>/dev/null | awk -F= -v k="$1" '$1 == k { s += $2 } END { printf "%.0f", s }'; }
 
 echo "soak: $SECS s, $READERS readers, store $STORE, mount -o $MOUNT_OPTS, RSS bound $RSS_MB MiB"
 # The writer starts the store; the store is mounted once it holds a backup.

@@ -41,6 +41,16 @@ same_file() {
   return 1
 }
 
+# whose REL U NAME: which backup REL's bytes (those of backup U's REL) come from, for messages:
+# a generation of NAME if one has them (the store's earlier or later content under that name).
+whose() {
+  local g
+  for g in $(awk -v n="$3" '$2 == "E" && ($4 == "add" || $4 == "repl") && $5 == n { print $6 }' "$EVENTS"); do
+    same_file "$1" "$2" "$g" && { echo "$3's generation $g"; return; }
+  done
+  echo "backup $2, not of $3"
+}
+
 # read_all PATH CLAIM: copies every file of the backup at PATH and writes one line per file to
 # $tmp.files: "REL ok UUID SIZE" (its bytes are that reference's), "REL none SIZE DIFFERING" (no
 # reference matches), "REL err MESSAGE".
@@ -170,7 +180,7 @@ session() {
       ok)
         if { [ "$state" = stable ] && ! same_file "$rel" "$a" "$euuid"; } ||
            { [ "$state" != stable ] && ! same_file "$rel" "$a" $cands; }; then  # (split on purpose)
-          wrong=$((wrong + 1)) wb=$((wb + b)) files_bad+="$rel (bytes of generation $a) "
+          wrong=$((wrong + 1)) wb=$((wb + b)) files_bad+="$rel (bytes of $(whose "$rel" "$a" "${ename:-${target:-$key}}")) "
         else
           ok_here=$((ok_here + 1)) bytes_here=$((bytes_here + b))
           [ "$a" != "$claim" ] && switched=$((switched + 1))
