@@ -57,7 +57,7 @@ whose() {
 read_all() {
   local path=$1 claim=$2 rel rc size g n deadline
   : > "$tmp.files"
-  deadline=$(($(now_us) + 120000000))
+  deadline=$(($(now_us) + 90000000))
   { [ -f "$REFS/$claim/list" ] && sed -n 's/^f //p' "$REFS/$claim/list"; sed -n 's/^f //p' "$tmp.list"; } |
     awk '!seen[$0]++' > "$tmp.names"
   while IFS= read -r rel; do
@@ -125,8 +125,9 @@ session() {
   fi
   claim=$(T 30 getfattr --only-values -n user.stitchfs.uuid "$path/" 2>"$tmp.err") || claim=""
   claim_ts=$(T 30 getfattr --only-values -n user.stitchfs.timestamp "$path/" 2>/dev/null) || claim_ts=""
-  T 120 find "$path/" -mindepth 1 -printf '%y %P\n' 2>"$tmp.lerr" | sort > "$tmp.list"
+  T 30 find "$path/" -mindepth 1 -printf '%y %P\n' 2>"$tmp.lerr" | sort > "$tmp.list"
   lrc=${PIPESTATUS[0]}
+  [ "$lrc" = 124 ] || [ "$lrc" = 137 ] && fail hang "listing $path/ took more than 30 s"
   if [ -n "$claim" ] && [ ! -f "$REFS/$claim/list" ]; then
     settle "$(now_us)"                          # a backup just made: its reference is coming
   fi

@@ -46,10 +46,10 @@ backup_one() {
   [ "$rc" = 0 ]
 }
 
-# Removes the reference trees of backups that left the store more than 200 s ago (no reader
-# session lasts that long).
+# Removes the reference trees of backups that left the store more than 150 s ago (a reader
+# session reads for at most 90 s).
 gc_refs() {
-  awk -v lim=$(($(now_us) - 200000000)) '
+  awk -v lim=$(($(now_us) - 150000000)) '
     $2 == "E" && ($4 == "add" || $4 == "repl") { if ($5 in cur) dead[cur[$5]] = $1; cur[$5] = $6; delete dead[$6] }
     $2 == "E" && ($4 == "del" || $4 == "fail") { if ($5 in cur) dead[cur[$5]] = $1; delete cur[$5] }
     END { for (u in dead) if (dead[u] < lim && u != "-") print u }' "$EVENTS" |

@@ -1,7 +1,7 @@
 # The soak test's source trees (sourced): a ClickHouse-like tree that changes every "day" the
 # way real data does (growing logs, rotations, new and merged parts, renames, duplicates, a
 # growing and a rewritten MB-sized file), and the different tree an in-place replacement puts
-# under an existing backup's name. About 80-120 files and 5-9 MB.
+# under an existing backup's name. About 80-110 files and 5-11 MB.
 # shellcheck shell=bash
 
 rand_file() { head -c "$2" /dev/urandom > "$1"; }          # rand_file PATH BYTES
@@ -41,7 +41,10 @@ tree_init() {
 # tree_day DIR DAY: one day of changes.
 tree_day() {
   local s=$1 d=$2 parts p q a b
-  for l in app query error part trace http; do log_lines "$s/logs/$l.log" "$d" $((1 + RANDOM % 30)) ok; done
+  for l in app query error part trace http; do
+    log_lines "$s/logs/$l.log" "$d" $((1 + RANDOM % 30)) ok
+    [ "$l" != app ] && [ "$(stat -c %s "$s/logs/$l.log")" -gt 262144 ] && mv "$s/logs/$l.log" "$s/logs/$l.log.old"
+  done
   if [ $((d % 5)) = 0 ]; then                              # rotation, 3 rotated logs kept
     mv "$s/logs/app.log" "$s/logs/app.log.$d"
     log_lines "$s/logs/app.log" "$d" 3 rotated
@@ -49,8 +52,10 @@ tree_day() {
   fi
   new_part "$s/data/db1/events" "all_$((d + 100))_$((d + 100))_0"
   mapfile -t parts < <(cd "$s/data/db1/events" && ls | sort -t_ -k2,2n)
-  if [ ${#parts[@]} -gt 14 ]; then                         # a merge of the two oldest parts
-    a=${parts[0]} b=${parts[1]}
+  a=${parts[0]} b=${parts[1]}
+  if [ ${#parts[@]} -gt 14 ] && [ "$(cat "$s/data/db1/events/$a/data.bin" "$s/data/db1/events/$b/data.bin" | wc -c)" -gt 524288 ]; then
+    rm -rf "${s:?}/data/db1/events/$a"                     # dropped (TTL): parts stay small
+  elif [ ${#parts[@]} -gt 14 ]; then                       # a merge of the two oldest parts
     p=${a#all_} q=${b#all_} q=${q#*_}
     p="$s/data/db1/events/all_${p%%_*}_${q%%_*}_$d"         # all_MIN_MAX_LEVEL
     mkdir -p "$p"
@@ -65,7 +70,8 @@ tree_day() {
     mv "$s/metadata/db2/$p" "$s/metadata/db2/h$((RANDOM % 5 + 1))_v$d.sql" 2>/dev/null || true
   fi
   if [ $((d % 3)) = 0 ]; then                              # a duplicate of some part's data
-    p=$(cd "$s/data/db1/events" && ls | head -1)
+    mapfile -t parts < <(ls "$s/data/db1/events")
+    p=${parts[$((RANDOM % ${#parts[@]}))]}
     cp "$s/data/db1/events/$p/data.bin" "$s/dups/copy_$d.bin"
     rm -f "$s/dups/copy_$((d - 15)).bin"
   fi
