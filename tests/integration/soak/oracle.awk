@@ -12,7 +12,8 @@
 #                         does not count: it must be invisible)
 #   absent                no such backup throughout
 #   unstable              the answer changed, or the backup changed, during the interval
-# then a "cand NAME UUID TS" line for each answer seen (every generation a reader may have seen),
+# then a "cand NAME UUID TS" line for each answer seen (every generation a reader may have seen;
+# "cand - - -" if there was a moment without one),
 # a "change" line for each change overlapping the interval, and "lastflat NAME US" with the end
 # of the last in-place flattening of each answer before tb (for the failure messages).
 $2 == "B" {
@@ -56,7 +57,7 @@ END {
   if (nseen == 1 && f[1] == "-") print "absent"
   else if (nseen == 1 && !(f[1] in touched)) print "stable", first
   else print "unstable"
-  for (r in seen) if (r != "- - -") {
+  for (r in seen) {
     print "cand", r
     split(r, f, " "); want[f[1]] = 1
   }

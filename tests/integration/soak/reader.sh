@@ -144,21 +144,19 @@ session() {
   sessions=$((sessions + 1))
 
   # Which backup the name leads to, and what the backup says it is.
-  if [ "$state" = absent ]; then
-    if [ "$kind" = name ] || [ "$target" != - ] || [ -n "$claim" ]; then
-      fail ghost "the mount shows a backup the store did not hold during the whole session: $msg"
-    fi
-  elif [ "$state" = stable ]; then
-    if [ "$kind" != name ] && [ "$target" != "$ename" ]; then
-      fail wrong_resolution "$kind ${key#-} leads to ${target} instead of $ename: $msg"
-      # The rest is judged against what the store held under the name it led to.
-      [ "$target" = - ] && return 0
-      o=$(oracle name "$target" $((t0 - GRACE_US)) "$t1")
-      read -r state ename euuid ets <<<"$(head -1 <<<"$o")"
-      cands=" $(awk '$1 == "cand" { printf "%s ", $3 }' <<<"$o")"
-      msg="$msg; judged as $target: $(head -1 <<<"$o")"
-      [ "$state" = absent ] && return 0
-    fi
+  if [ "$state" = absent ] && { [ "$kind" = name ] || [ "$target" != - ] || [ -n "$claim" ]; }; then
+    fail ghost "the mount shows a backup the store did not hold during the whole session: $msg"
+  fi
+  if [ "$kind" != name ] && [ "$state" != absent ] &&
+     ! awk -v t="$target" '$1 == "cand" && $2 == t { f = 1 } END { exit !f }' <<<"$o"; then
+    fail wrong_resolution "$kind ${key#-} leads to $target, where it never led in the store during the session: $msg"
+    # The rest is judged against what the store held under the name it led to.
+    [ "$target" = - ] && return 0
+    o=$(oracle name "$target" $((t0 - GRACE_US)) "$t1")
+    read -r state ename euuid ets <<<"$(head -1 <<<"$o")"
+    cands=" $(awk '$1 == "cand" { printf "%s ", $3 }' <<<"$o")"
+    msg="$msg; judged as $target: $(head -1 <<<"$o")"
+    [ "$state" = absent ] && return 0
   fi
   if [ "$state" = stable ]; then
     if [ -z "$claim" ]; then
@@ -170,7 +168,7 @@ session() {
     elif ! diff -q "$REFS/$euuid/list" "$tmp.list" >/dev/null; then
       fail wrong_listing "$ename lists other entries than its tree: $(diff "$REFS/$euuid/list" "$tmp.list" | grep '^[<>]' | head -3 | tr '\n' ' ') $msg"
     fi
-  elif [ -n "$claim" ] && [[ "$cands" != *" $claim "* ]]; then
+  elif [ "$state" = unstable ] && [ -n "$claim" ] && [[ "$cands" != *" $claim "* ]]; then
     fail stale_identity "$what led to uuid $claim, which it never led to in the store during the session: $msg"
   fi
 
