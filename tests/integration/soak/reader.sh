@@ -21,12 +21,17 @@ pick() { local a=("$@"); [ $# -gt 0 ] && printf '%s' "${a[$((RANDOM % $#))]}"; }
 errno_of() { sed -n 's/.*: \([A-Z][a-z].*\)$/\1/p' "$1" | head -1; }
 
 # which_gen FILE REL: the uuid of a reference whose REL is exactly FILE's bytes, or nothing.
+# (A reference still being made, UUID.tmp, is waited for: its backup may already be in the mount.)
 which_gen() {
-  local size r
+  local size r u pass
   size=$(stat -c %s "$1")
-  for r in "$REFS"/*/tree; do
-    [ -f "$r/$2" ] && [ "$(stat -c %s "$r/$2")" = "$size" ] && cmp -s "$1" "$r/$2" &&
-      { basename "$(dirname "$r")"; return; }
+  for pass in 1 2; do
+    for r in "$REFS"/*/tree; do
+      u=$(basename "$(dirname "$r")")
+      [[ "$u" == *.tmp ]] && continue
+      [ -f "$r/$2" ] && [ "$(stat -c %s "$r/$2")" = "$size" ] && cmp -s "$1" "$r/$2" && { echo "$u"; return; }
+    done
+    [ "$pass" = 1 ] && settle "$(now_us)"
   done
 }
 
