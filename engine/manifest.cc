@@ -1,5 +1,7 @@
 #include "engine/manifest.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -100,6 +102,40 @@ std::optional<size_t> Manifest::FindByContent(uint64_t size, const Checksum& che
   const Record& r = entries_[*it];
   if (r.size != size || r.checksum != checksum) return std::nullopt;
   return *it;
+}
+
+uint64_t Manifest::ContentSignature() const {
+  XXH3_state_t* st = XXH3_createState();
+  if (st == nullptr) return 0;
+  XXH3_64bits_reset(st);
+  auto put = [st](const void* p, size_t n) { XXH3_64bits_update(st, p, n); };
+  auto put_text = [&put](std::string_view s) {
+    const uint64_t n = s.size();
+    put(&n, sizeof n);
+    put(s.data(), s.size());
+  };
+  auto put_meta = [&put](const std::optional<PosixMeta>& m) {
+    const PosixMeta none{};
+    put(m ? &*m : &none, sizeof(PosixMeta));
+  };
+  for (uint32_t i : by_name_) {
+    const FileEntry e = entry(i);
+    put_text(e.name);
+    put(&e.size, sizeof e.size);
+    put(&e.checksum, sizeof e.checksum);
+    put_meta(e.meta);
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node n = node(i);
+    const uint32_t type = static_cast<uint32_t>(n.type);
+    put(&type, sizeof type);
+    put_text(n.name);
+    put_text(n.target);
+    put_meta(n.meta);
+  }
+  const uint64_t sig = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  return sig == 0 ? 1 : sig;
 }
 
 size_t Manifest::MemoryUsage() const {

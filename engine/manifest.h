@@ -99,6 +99,11 @@ class Manifest {
   // Directories and symlinks recorded by stitchfs's writer, in manifest order.
   size_t num_nodes() const { return nodes_.size(); }
   Node node(size_t i) const;
+  // A 64-bit digest of everything a mount shows of this backup: each name (in name order) with
+  // its size, checksum and metadata, and the folders and symlinks. Two manifests with the same
+  // signature show the same tree with the same inode numbers and bytes (a backup flattened in
+  // place keeps its signature).
+  uint64_t ContentSignature() const;
   // What an incomplete backup lacks (header().incomplete of them).
   const std::vector<MissingFile>& missing() const { return missing_; }
 

@@ -90,6 +90,17 @@ void StoreView::Merge(std::vector<Scanned> scanned, int64_t now) const {
       continue;
     }
     if (old && sc.known) continue;  // Replaced again since the scan looked: next time.
+    if (old && sc.header.ok() && sc.header->uuid == old->uuid &&
+        sc.header->timestamp == old->timestamp) {
+      // The same backup rewritten in place (prune's flattening keeps its uuid and time): it
+      // keeps its slot, and View checks that it shows the same content.
+      old->folder = sc.folder.folder;
+      old->manifest = sc.folder.manifest;
+      old->view.reset();
+      if (!old->present) change_ns_ = now;
+      old->present = true;
+      continue;
+    }
     if (old) {  // Replaced in place: the old slot (and its inode numbers) retire.
       old->present = false;
       old->view.reset();
@@ -135,34 +146,48 @@ void StoreView::DropStaleViews(const std::map<std::string, const Slot*>& by_path
 }
 
 std::shared_ptr<const BackupView> StoreView::View(uint64_t k) const {
-  std::string path;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (k == 0 || k > slots_.size()) return nullptr;
-    Slot& s = slots_[k - 1];
-    if (s.view) {
-      s.last_use = ++clock_;
-      return s.view;
-    }
-    if (!s.present) return nullptr;
-    path = s.path;
-  }
-  engine::ResolveOptions resolve;
-  if (options_.share_inodes) {  // Origins only in backups that have an inode range here.
-    resolve.origins = true;
-    resolve.origin_ok = [this](const engine::ManifestHeader& h) {
+  for (int attempt = 0;; ++attempt) {
+    std::string path;
+    {
       std::lock_guard<std::mutex> lock(mu_);
-      return SlotOfUuid(h.uuid) != 0;
-    };
+      if (k == 0 || k > slots_.size()) return nullptr;
+      Slot& s = slots_[k - 1];
+      if (s.view) {
+        s.last_use = ++clock_;
+        return s.view;
+      }
+      if (!s.present) return nullptr;
+      path = s.path;
+    }
+    engine::ResolveOptions resolve;
+    if (options_.share_inodes) {  // Origins only in backups that have an inode range here.
+      resolve.origins = true;
+      resolve.origin_ok = [this](const engine::ManifestHeader& h) {
+        std::lock_guard<std::mutex> lock(mu_);
+        return SlotOfUuid(h.uuid) != 0;
+      };
+    }
+    // Outside the lock: slow.
+    auto backup = engine::ResolvedBackup::Open(path, options_.chain, resolve);
+    const uint64_t signature = backup.ok() ? (*backup)->top().manifest().ContentSignature() : 0;
+    bool again = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto view = Install(k, std::move(backup), signature, &again);
+      if (!again || attempt > 0) return view;
+    }
+    Rescan(/*force=*/true);  // The folder changed since the last scan: look, then try again.
   }
-  // Outside the lock: slow.
-  auto backup = engine::ResolvedBackup::Open(path, options_.chain, resolve);
-  std::lock_guard<std::mutex> lock(mu_);
+}
+
+std::shared_ptr<const BackupView> StoreView::Install(
+    uint64_t k, engine::StatusOr<std::shared_ptr<const engine::ResolvedBackup>> backup,
+    uint64_t signature, bool* again) const {
   Slot& s = slots_[k - 1];
   if (backup.ok() && ((*backup)->top().folder()->identity() != s.folder ||
                       (*backup)->top().identity() != s.manifest)) {
-    last_scan_ns_ = -1;  // The folder was replaced since the scan: look again at once.
-    backup = engine::Status::BackupNotFound("Backup " + path + " was replaced; look again");
+    *again = true;
+    backup = engine::Status::BackupNotFound("Backup " + s.path + " was replaced while opened");
   }
   if (!backup.ok()) {
     s.error = backup.status();
@@ -170,6 +195,11 @@ std::shared_ptr<const BackupView> StoreView::View(uint64_t k) const {
     return nullptr;
   }
   if (!s.present) return nullptr;  // Retired while it was being opened.
+  if (s.signature != 0 && s.signature != signature) {
+    Renumber(k);  // Same uuid and time, other content: never under the same inode numbers.
+    return nullptr;
+  }
+  s.signature = signature;
   if (!s.view) {
     AttrOptions attr = options_.attr;
     attr.default_mtime_sec = engine::CivilToEpochSeconds(s.time);
@@ -179,6 +209,19 @@ std::shared_ptr<const BackupView> StoreView::View(uint64_t k) const {
   s.last_use = ++clock_;
   Evict();
   return s.view;
+}
+
+void StoreView::Renumber(uint64_t k) const {
+  Slot fresh = slots_[k - 1];
+  fresh.view.reset();
+  fresh.signature = 0;
+  Slot& old = slots_[k - 1];
+  old.present = false;
+  old.view.reset();
+  slots_.push_back(std::move(fresh));
+  slot_by_name_[slots_.back().name] = slots_.size();
+  if (!slots_.back().uuid.empty()) slot_by_uuid_[slots_.back().uuid] = slots_.size();
+  change_ns_ = NowNs();
 }
 
 void StoreView::Evict() const {

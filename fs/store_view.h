@@ -66,6 +66,9 @@ class StoreView final : public Namespace {
     std::string timestamp;
     engine::CivilSeconds time = 0;
     bool present = true;
+    // engine::Manifest::ContentSignature() of what its inode numbers have shown (0: nothing
+    // yet). A backup rewritten in place keeps its slot only if this stays the same.
+    mutable uint64_t signature = 0;
     mutable std::shared_ptr<const BackupView> view;  // Opened lazily; guarded by mu_.
     mutable engine::Status error;                    // Why it could not be opened.
     mutable uint64_t last_use = 0;
@@ -91,6 +94,14 @@ class StoreView final : public Namespace {
   void DropStaleViews(const std::map<std::string, const Slot*>& by_path) const;
   // The opened view of slot `k`, or nullptr (error logged). Caller must not hold mu_.
   std::shared_ptr<const BackupView> View(uint64_t k) const;
+  // Installs what View resolved for slot `k`. Sets `*again` when the folder changed since
+  // the last scan (the caller rescans and tries once more). REQUIRES: mu_ held.
+  std::shared_ptr<const BackupView> Install(
+      uint64_t k, engine::StatusOr<std::shared_ptr<const engine::ResolvedBackup>> backup,
+      uint64_t signature, bool* again) const;
+  // Retires slot `k` for good and gives its name a fresh slot (new inode numbers) with the same
+  // folder and header. REQUIRES: mu_ held.
+  void Renumber(uint64_t k) const;
   void Evict() const;  // REQUIRES: mu_ held.
   // Slot 0 symlink for `key` ("at/..." or "by-uuid/..."), created on first use.
   uint64_t LinkIno(const std::string& key, const std::string& target) const;

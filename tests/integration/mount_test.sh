@@ -275,6 +275,7 @@ cp -a "$ST" "$PST"
 mnt "$PST" "$work/psm"
 for g in g2 g3; do "$STITCH" restore "$PST/$g" "$work/exp-$g" >/dev/null 2>&1; done
 check "read before prune" diff -r "$work/psm/g3" "$work/exp-g3"
+g2_ino=$(stat -c %i "$work/psm/g2/logs/big.log")
 python3 - "$work/psm/g3/logs/big.log" "$work/exp-g3/logs/big.log" "$work/held" > "$work/held.out" <<'PY' &
 import os, sys, time
 fd = os.open(sys.argv[1], os.O_RDONLY)
@@ -295,6 +296,7 @@ wait_for test -e "$work/held.ready"
 touch "$work/held.go"
 check "prune: only the kept backups remain" wait_output "at by-uuid g2 g3 latest " listing_line "$work/psm"
 check "prune: a kept backup flattened in place reads exactly" diff -r "$work/psm/g2" "$work/exp-g2"
+check "prune: flattened in place, it keeps its inode numbers" test "$(stat -c %i "$work/psm/g2/logs/big.log")" = "$g2_ino"
 check "prune: a kept backup whose chain changed reads exactly" diff -r "$work/psm/g3" "$work/exp-g3"
 wait "$held"
 check "a file held open across prune: old bytes or EIO, never wrong ($(cat "$work/held.out"))" grep -qx 'same\|eio' "$work/held.out"
