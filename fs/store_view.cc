@@ -261,7 +261,13 @@ engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> StoreView::Ope
     uint64_t ino) const {
   auto view = View(ino >> kSlotShift);
   if (!view) return engine::Status::BackupDamaged("backup cannot be opened");
-  return view->Open(ino & kLocalMask);
+  auto file = view->Open(ino & kLocalMask);
+  if (file.ok()) return file;
+  // The backup or one of its bases may have been rewritten in place (prune's flattening) since
+  // the last scan: look now, and if that opened it anew, try once more.
+  Rescan(/*force=*/true);
+  auto again = View(ino >> kSlotShift);
+  return again && again != view ? again->Open(ino & kLocalMask) : file;
 }
 
 std::vector<std::string> StoreView::XattrNames(uint64_t ino) const {
