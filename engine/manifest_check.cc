@@ -59,7 +59,7 @@ bool ManifestFile::Consistent(Manifest& m) {
   }
   for (const Manifest::NodeRecord& node : m.nodes_) {
     if (!CheckRelativePath({node.name, node.name_len}).ok() || !CheckMeta(node.meta).ok() ||
-        (node.type == NodeType::kDir && node.target_len != 0)) {
+        node.meta.nlink != 0 || (node.type == NodeType::kDir && node.target_len != 0)) {
       return false;
     }
   }
