@@ -1,0 +1,71 @@
+// Helpers shared by the libFuzzer targets in fuzz/: an in-memory file to hand bytes to code that
+// reads a file descriptor, checks that abort with a message (so libFuzzer records the input),
+// and walks over a parsed Manifest that exercise its lookups and check what the reader promises.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "engine/manifest.h"
+#include "engine/status.h"
+
+namespace stitchfs::fuzz {
+
+// Prints "fuzz check failed: <what>" (and `detail` when given) and aborts.
+[[noreturn]] void Fail(std::string_view what, std::string_view detail = {});
+
+// Aborts with `what` unless `cond` holds.
+inline void Require(bool cond, std::string_view what, std::string_view detail = {}) {
+  if (!cond) Fail(what, detail);
+}
+
+// True when STITCHFS_FUZZ_STRICT=1: checks for the known, still open findings listed in
+// fuzz/README.md are on too (their inputs are in fuzz/crashes-found/). By default the targets
+// tolerate exactly those, so that fuzzing keeps looking for new problems.
+bool Strict();
+
+// One memfd, reused across runs (a fuzzer runs millions of inputs: no fd per input).
+class MemFile {
+ public:
+  MemFile();
+  ~MemFile();
+  MemFile(const MemFile&) = delete;
+  MemFile& operator=(const MemFile&) = delete;
+
+  // Replaces the content with `data` and moves the offset to 0. Returns the fd.
+  int Set(std::string_view data);
+  // Moves the offset back to 0 (for readers that use read(2)). Returns the fd.
+  int Rewind();
+  // The whole content, read back.
+  std::string Contents() const;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// What ParseManifest and the cache promise about a manifest they return.
+enum class Checks {
+  kWalk,    // Only walk it: every entry, node, name and lookup (memory safety under ASan).
+  kStrict,  // Walk it and abort unless every invariant of a parsed manifest holds.
+};
+
+// Walks every entry and node, calls FindByName, FindByContent, IsContentRep, by_name() and
+// LinkLeaders, and with kStrict checks that names are safe, base_size <= size <= 2^63-1, the
+// header is valid, lookups return the first entry of a name or content, and by_name() is sorted
+// and complete.
+void ExerciseManifest(const engine::Manifest& m, Checks checks);
+
+// Empty if `a` and `b` have the same entries (every field, in order) and nodes; otherwise a
+// description of the first difference.
+std::string DiffEntriesAndNodes(const engine::Manifest& a, const engine::Manifest& b);
+
+// Empty if the headers are equal in every field; otherwise the first field that differs.
+std::string DiffHeaders(const engine::ManifestHeader& a, const engine::ManifestHeader& b);
+
+// `s` with bytes outside printable ASCII as \xNN, cut to `max` bytes (for messages).
+std::string Printable(std::string_view s, size_t max = 200);
+
+}  // namespace stitchfs::fuzz

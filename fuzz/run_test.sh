@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# CTest driver of one libFuzzer target: runs it once on each file of its seed corpus, then for
+# $STITCHFS_FUZZ_SECONDS seconds (default 10) on a fresh copy of that corpus under WORK_DIR (the
+# repository's corpus is never written to). Fails on any crash, hang, leak or sanitizer report;
+# what was found is left in WORK_DIR/artifacts/.
+# Usage: run_test.sh FUZZER SEED_DIR WORK_DIR [DICT]
+set -euo pipefail
+fuzzer=$1
+seeds=$2
+work=$3
+dict=${4:-}
+secs=${STITCHFS_FUZZ_SECONDS:-10}
+name=$(basename "$fuzzer")
+
+rm -rf "$work"
+mkdir -p "$work/corpus" "$work/artifacts"
+flags=(-artifact_prefix="$work/artifacts/" -timeout=25 -rss_limit_mb=2048)
+if [ -n "$dict" ]; then flags+=(-dict="$dict"); fi
+
+shopt -s nullglob
+seed_files=("$seeds"/*)
+echo "== $name: ${#seed_files[@]} seed inputs from $seeds"
+if [ ${#seed_files[@]} -gt 0 ]; then
+  if ! "$fuzzer" "${flags[@]}" "${seed_files[@]}" >"$work/seeds.log" 2>&1; then
+    tail -n 80 "$work/seeds.log"
+    echo "FAIL: $name failed on a seed input (log: $work/seeds.log)"
+    exit 1
+  fi
+  cp "${seed_files[@]}" "$work/corpus/"
+fi
+
+echo "== $name: fuzzing for ${secs}s"
+status=0
+"$fuzzer" "${flags[@]}" -max_total_time="$secs" -print_final_stats=1 "$work/corpus" \
+  >"$work/fuzz.log" 2>&1 || status=$?
+found=("$work"/artifacts/*)
+if [ $status -ne 0 ] || [ ${#found[@]} -gt 0 ]; then
+  tail -n 80 "$work/fuzz.log"
+  echo "FAIL: $name exited with $status; found: ${found[*]:-nothing} (log: $work/fuzz.log)"
+  exit 1
+fi
+grep -E '^(Done|stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added)' \
+  "$work/fuzz.log" || true
+grep -E '^#[0-9]+' "$work/fuzz.log" | tail -n 1
