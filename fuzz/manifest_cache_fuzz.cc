@@ -10,7 +10,7 @@
 //      the same file must be refused for another identity, with a byte flipped or cut short.
 // Whatever Read accepts is walked with every lookup; in modes 0, 1 and 3 it must also satisfy
 // every invariant of a parsed manifest. In mode 2 that strict check is on only with
-// STITCHFS_FUZZ_CACHE_STRICT=1 (see fuzz/README.md).
+// STITCHFS_FUZZ_STRICT=1 (see fuzz/README.md).
 #include <xxhash.h>
 
 #include <cstddef>
@@ -272,9 +272,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Mutate(rest.substr(1), &f);
       const bool fix = data[0] % 4 == 2;
       if (fix) FixChecksum(&f);
-      static const bool strict = std::getenv("STITCHFS_FUZZ_CACHE_STRICT") != nullptr &&
-                                 std::string_view(std::getenv("STITCHFS_FUZZ_CACHE_STRICT")) == "1";
-      ReadAndWalk(f, fix && !strict ? Checks::kWalk : Checks::kStrict);
+      ReadAndWalk(f, fix && !stitchfs::fuzz::Strict() ? Checks::kWalk : Checks::kStrict);
       break;
     }
     case 3:

@@ -11,6 +11,9 @@ work=$3
 dict=${4:-}
 secs=${STITCHFS_FUZZ_SECONDS:-10}
 name=$(basename "$fuzzer")
+if ! command -v llvm-symbolizer >/dev/null && [ -x /usr/lib/llvm-14/bin/llvm-symbolizer ]; then
+  export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer
+fi
 
 rm -rf "$work"
 mkdir -p "$work/corpus" "$work/artifacts"
