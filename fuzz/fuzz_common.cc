@@ -196,7 +196,13 @@ void ExerciseManifest(const Manifest& m, Checks checks) {
       Require(ValidMeta(node.meta) && node.meta.nlink == 0, "node metadata in range", what);
     }
   }
+  for (const engine::MissingFile& f : m.missing()) {
+    Touch(f.name);
+    Touch(f.reason);
+  }
   if (!strict) return;
+  Require(m.missing().size() == h.incomplete, "an incomplete backup lists what it lacks",
+          std::to_string(h.incomplete) + " vs " + std::to_string(m.missing().size()));
 
   // Lookups find the first entry (in manifest order) of a name or a content; by_name() lists
   // each name once, sorted, by its first entry.
@@ -252,6 +258,7 @@ std::string DiffEntriesAndNodes(const Manifest& a, const Manifest& b) {
       return "node " + std::to_string(i) + " \"" + Printable(x.name) + "\" differs";
     }
   }
+  if (a.missing() != b.missing()) return "missing files differ";
   return "";
 }
 
@@ -266,6 +273,7 @@ std::string DiffHeaders(const ManifestHeader& a, const ManifestHeader& b) {
   if (a.base_backup != b.base_backup) return "base_backup";
   if (a.base_backup_uuid != b.base_backup_uuid) return "base_backup_uuid";
   if (a.algorithm != b.algorithm) return "algorithm";
+  if (a.incomplete != b.incomplete) return "incomplete";
   return "";
 }
 

@@ -58,8 +58,8 @@ enum class Checks {
 // and complete.
 void ExerciseManifest(const engine::Manifest& m, Checks checks);
 
-// Empty if `a` and `b` have the same entries (every field, in order) and nodes; otherwise a
-// description of the first difference.
+// Empty if `a` and `b` have the same entries (every field, in order), nodes and missing files;
+// otherwise a description of the first difference.
 std::string DiffEntriesAndNodes(const engine::Manifest& a, const engine::Manifest& b);
 
 // Empty if the headers are equal in every field; otherwise the first field that differs.

@@ -1,8 +1,8 @@
 // libFuzzer target for base-backup locators (engine/locator.h): the input is the text of a
-// <base_backup>. ParseLocator and ResolveLocator run on it with a few mapped disks; a Disk path
-// that resolves must stay inside its disk's folder, a File path must be the argument itself
-// (absolute) or below the holder folder (relative), and FileLocator of the input must parse
-// back to exactly that path.
+// <base_backup>. ParseLocator and ResolveLocator run on it with a few mapped disks; what
+// resolves must be absolute and lexically normal, a Disk path must stay inside its disk's
+// folder, errors must carry a documented code, and FileLocator of the input must parse back to
+// exactly that path.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -44,6 +44,16 @@ bool Inside(const std::string& path, const std::string& dir) {
   return true;
 }
 
+// True if `path` has no ".", ".." or empty component and no trailing slash (but "/").
+bool IsNormal(const std::string& path) {
+  if (path == "/") return true;
+  if (path.empty() || path.back() == '/' || path.find("//") != std::string::npos) return false;
+  for (const std::filesystem::path& part : std::filesystem::path(path)) {
+    if (part == "." || part == "..") return false;
+  }
+  return true;
+}
+
 bool HasDotDot(const std::string& path) {
   for (const std::filesystem::path& part : std::filesystem::path(path)) {
     if (part == "..") return true;
@@ -77,13 +87,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               shown + " -> " + Printable(path) + " (disk " + disk + ")");
     } else {
       Require(loc->engine == "File", "only File and Disk locators resolve", shown);
-      const std::string& arg = loc->args.at(0);
-      if (arg.front() != '/') {
-        Require(path.rfind(kHolder + "/", 0) == 0,
-                "a relative File locator resolves below the holder folder",
-                shown + " -> " + Printable(path));
-      }
     }
+    Require(IsNormal(path), "a resolved locator is lexically normal",
+            shown + " -> " + Printable(path));
   } else {
     const ErrorCode c = resolved.status().code();
     // Known finding (fuzz/crashes-found/locator-disk-dot): Disk('d', '.') is BACKUP_DAMAGED.

@@ -55,7 +55,7 @@ size_t g_hash_offset = 0;
 
 // Small manifests the valid cache files are made from: ClickHouse's kinds of entries (stored,
 // stitched, whole from the base, deduplicated, empty) and stitchfs's (metadata, hard links,
-// folders, symlinks, XXH3 checksums).
+// folders, symlinks, XXH3 checksums, a missing file).
 const char* const kSamples[] = {
     ("<config><version>1</version><deduplicate_files>1</deduplicate_files>"
      "<timestamp>2026-10-02 03:00:00</timestamp><uuid>5c3e1a2b-0d4f-4e6a-9b8c-7d6e5f4a3b2c</uuid>"
@@ -79,7 +79,8 @@ const char* const kSamples[] = {
 
     ("<config><version>2</version><deduplicate_files>1</deduplicate_files>"
      "<timestamp>2026-12-02 10:00:00</timestamp><uuid>11111111-2222-4333-8444-555555555555</uuid>"
-     "<stitchfs_checksum>xxh3_128</stitchfs_checksum><contents>"
+     "<stitchfs_checksum>xxh3_128</stitchfs_checksum><stitchfs_incomplete>1</stitchfs_incomplete>"
+     "<contents>"
      "<file><name>a/hard1</name><size>5</size><checksum>0123456789abcdef0123456789abcdef</checksum>"
      "<stitchfs_meta>644 1000 1000 1764745200123456789 1764745200123456789 77 2049 2"
      "</stitchfs_meta></file>"
@@ -93,7 +94,8 @@ const char* const kSamples[] = {
      "</contents>"
      "<stitchfs_dir>755 1000 1000 1764745200000000000 1764745200000000000 12 2049 empty_dir"
      "</stitchfs_dir>"
-     "<stitchfs_symlink>777 1000 1000 0 0 13 2049 4 linkb/empty</stitchfs_symlink></config>"),
+     "<stitchfs_symlink>777 1000 1000 0 0 13 2049 4 linkb/empty</stitchfs_symlink>"
+     "<stitchfs_missing>6 a/lostPermission denied</stitchfs_missing></config>"),
 
     ("<config><version>1</version><timestamp>1970-01-01 00:00:00</timestamp>"
      "<uuid>00000000-0000-0000-0000-000000000000</uuid><contents/></config>"),

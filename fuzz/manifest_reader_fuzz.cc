@@ -42,8 +42,9 @@ bool DocumentedError(const Status& s) {
 
 // True if some text of the manifest is something XML cannot carry (a CR from "&#13;", ...):
 // the one reason the writer may refuse a manifest the reader accepted.
-bool HasTextXmlCannotCarry(const ManifestHeader& h, const std::vector<FileEntry>& entries,
+bool HasTextXmlCannotCarry(const Manifest& m, const std::vector<FileEntry>& entries,
                            const std::vector<Node>& nodes) {
+  const ManifestHeader& h = m.header();
   auto bad = [](std::string_view s) { return !stitchfs::engine::CheckXmlText(s, "").ok(); };
   for (const std::string* s :
        {&h.timestamp, &h.uuid, &h.backup_id, &h.data_file_name_generator, &h.base_backup}) {
@@ -55,30 +56,33 @@ bool HasTextXmlCannotCarry(const ManifestHeader& h, const std::vector<FileEntry>
   for (const Node& n : nodes) {
     if (bad(n.name) || bad(n.target)) return true;
   }
+  for (const stitchfs::engine::MissingFile& f : m.missing()) {
+    if (bad(f.name) || bad(f.reason)) return true;
+  }
   return false;
 }
 
-// Renders `m` with the writer and parses the result: the same entries, nodes and header must
-// come back (the writer always writes <deduplicate_files>, and <base_backup_uuid> only with a
-// <base_backup>, so those two may be filled in).
+// Renders `m` with the writer and parses the result: the same entries, nodes, missing files and
+// header must come back (the writer always writes <deduplicate_files>, and <base_backup_uuid> only
+// with a <base_backup>, so those two may be filled in).
 void RoundTrip(const Manifest& m) {
   std::vector<FileEntry> entries;
   for (size_t i = 0; i < m.num_entries(); ++i) entries.push_back(m.entry(i));
   std::vector<Node> nodes;
   for (size_t i = 0; i < m.num_nodes(); ++i) nodes.push_back(m.node(i));
   std::string xml;
-  const Status rendered = RenderManifest(m.header(), entries, &xml, nodes);
+  const Status rendered = RenderManifest(m.header(), entries, &xml, nodes, m.missing());
   if (!rendered.ok()) {
-    Require(rendered.code() == ErrorCode::kInvalidArgument &&
-                HasTextXmlCannotCarry(m.header(), entries, nodes),
-            "the writer refuses only text XML cannot carry", rendered.ToString());
+    Require(
+        rendered.code() == ErrorCode::kInvalidArgument && HasTextXmlCannotCarry(m, entries, nodes),
+        "the writer refuses only text XML cannot carry", rendered.ToString());
     return;
   }
   auto again = stitchfs::engine::ParseManifest(xml, kName);
   Require(again.ok(), "a rendered manifest parses again",
           again.status().ToString() + "\n" + stitchfs::fuzz::Printable(xml, 4000));
   const std::string diff = stitchfs::fuzz::DiffEntriesAndNodes(m, **again);
-  Require(diff.empty(), "a rendered manifest has the same entries and nodes", diff);
+  Require(diff.empty(), "a rendered manifest has the same entries, nodes and missing files", diff);
   ManifestHeader expected = m.header();
   if (!expected.deduplicate_files) expected.deduplicate_files = true;
   if (expected.base_backup.empty()) {
