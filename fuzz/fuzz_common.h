@@ -21,11 +21,6 @@ inline void Require(bool cond, std::string_view what, std::string_view detail = 
   if (!cond) Fail(what, detail);
 }
 
-// True when STITCHFS_FUZZ_STRICT=1: checks for the known, still open findings listed in
-// fuzz/README.md are on too (their inputs are in fuzz/crashes-found/). By default the targets
-// tolerate exactly those, so that fuzzing keeps looking for new problems.
-bool Strict();
-
 // One memfd, reused across runs (a fuzzer runs millions of inputs: no fd per input).
 class MemFile {
  public:
@@ -46,17 +41,13 @@ class MemFile {
   int fd_;
 };
 
-// What ParseManifest and the cache promise about a manifest they return.
-enum class Checks {
-  kWalk,    // Only walk it: every entry, node, name and lookup (memory safety under ASan).
-  kStrict,  // Walk it and abort unless every invariant of a parsed manifest holds.
-};
-
-// Walks every entry and node, calls FindByName, FindByContent, IsContentRep, by_name() and
-// LinkLeaders, and with kStrict checks that names are safe, base_size <= size <= 2^63-1, the
-// header is valid, lookups return the first entry of a name or content, and by_name() is sorted
-// and complete.
-void ExerciseManifest(const engine::Manifest& m, Checks checks);
+// Walks every entry, node and missing file, calls FindByName, FindByContent, IsContentRep,
+// by_name(), LinkLeaders and a Hasher of the manifest's algorithm, and aborts unless what
+// ParseManifest and the cache promise holds: safe names, base_size <= size <= 2^63-1, fields
+// that agree with each other, metadata in range, a valid header, lookups that return the first
+// entry of a name or content, by_name() sorted and complete, consistent hard links, as many
+// missing files as the header says.
+void ExerciseManifest(const engine::Manifest& m);
 
 // Empty if `a` and `b` have the same entries (every field, in order), nodes and missing files;
 // otherwise a description of the first difference.

@@ -92,9 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             shown + " -> " + Printable(path));
   } else {
     const ErrorCode c = resolved.status().code();
-    // Known finding (fuzz/crashes-found/locator-disk-dot): Disk('d', '.') is BACKUP_DAMAGED.
-    const bool known = !stitchfs::fuzz::Strict() && c == ErrorCode::kBackupDamaged;
-    Require(known || c == ErrorCode::kInvalidArgument || c == ErrorCode::kNoBaseBackup ||
+    Require(c == ErrorCode::kInvalidArgument || c == ErrorCode::kNoBaseBackup ||
                 c == ErrorCode::kInsecurePath || c == ErrorCode::kNotSupported,
             "ResolveLocator fails with a documented code", resolved.status().ToString());
   }

@@ -8,9 +8,8 @@
 //      behind a valid checksum is fuzzed too;
 //   3  the rest is a manifest document: if it parses, Write then Read must give it back, and
 //      the same file must be refused for another identity, with a byte flipped or cut short.
-// Whatever Read accepts is walked with every lookup; in modes 0, 1 and 3 it must also satisfy
-// every invariant of a parsed manifest. In mode 2 that strict check is on only with
-// STITCHFS_FUZZ_STRICT=1 (see fuzz/README.md).
+// Whatever Read accepts is walked with every lookup and must satisfy every invariant of a
+// parsed manifest.
 #include <xxhash.h>
 
 #include <cstddef>
@@ -33,7 +32,6 @@ namespace {
 using stitchfs::engine::Manifest;
 using stitchfs::engine::ManifestFile;
 using stitchfs::engine::ManifestIdentity;
-using stitchfs::fuzz::Checks;
 using stitchfs::fuzz::Require;
 
 // The identity every cache file here is written for and read with (seed files use it too).
@@ -201,10 +199,10 @@ void FixChecksum(std::string* f) {
   std::memcpy(f->data() + g_hash_offset + 8, &h.high64, 8);
 }
 
-// Reads `bytes` as a cache file; walks what is accepted.
-void ReadAndWalk(std::string_view bytes, Checks checks) {
+// Reads `bytes` as a cache file; walks and checks what is accepted.
+void ReadAndWalk(std::string_view bytes) {
   auto m = ManifestFile::Read(File().Set(bytes), kIdentity);
-  if (m.ok()) stitchfs::fuzz::ExerciseManifest(**m, checks);
+  if (m.ok()) stitchfs::fuzz::ExerciseManifest(**m);
 }
 
 // Write then Read gives the manifest back; the file is refused for another identity, with one
@@ -222,7 +220,7 @@ void RoundTrip(std::string_view xml) {
   const std::string header_diff = stitchfs::fuzz::DiffHeaders(m.header(), (*back)->header());
   Require(header_diff.empty(), "a cache file has the same header", header_diff);
   Require(m.by_name() == (*back)->by_name(), "a cache file has the same by_name()");
-  stitchfs::fuzz::ExerciseManifest(**back, Checks::kStrict);
+  stitchfs::fuzz::ExerciseManifest(**back);
 
   ManifestIdentity other = kIdentity;
   other.ino += 1;
@@ -265,16 +263,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   switch (data[0] % 4) {
     case 0:
-      ReadAndWalk(rest, Checks::kStrict);
+      ReadAndWalk(rest);
       break;
     case 1:
     case 2: {
       if (rest.empty()) return 0;
       std::string f = ValidFiles()[static_cast<uint8_t>(rest[0]) % ValidFiles().size()];
       Mutate(rest.substr(1), &f);
-      const bool fix = data[0] % 4 == 2;
-      if (fix) FixChecksum(&f);
-      ReadAndWalk(f, fix && !stitchfs::fuzz::Strict() ? Checks::kWalk : Checks::kStrict);
+      if (data[0] % 4 == 2) FixChecksum(&f);
+      ReadAndWalk(f);
       break;
     }
     case 3:

@@ -7,7 +7,6 @@
 # and the crash files found (in build-fuzz/fuzz-artifacts/TARGET/). Exits 1 if a target crashed,
 # hung, leaked or broke a check.
 # Usage: scripts/fuzz.sh SECONDS [TARGET...]
-# Environment: STITCHFS_FUZZ_STRICT=1 also checks the known open findings (fuzz/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -74,7 +73,7 @@ for t in "${targets[@]}"; do
     grep -E 'fuzz check failed|ERROR: |runtime error|SUMMARY' "$log" | head -n 5 | sed 's/^/   /'
     for f in $new; do
       echo "   crash file: $f"
-      echo "   reproduce:  ${STITCHFS_FUZZ_STRICT:+STITCHFS_FUZZ_STRICT=$STITCHFS_FUZZ_STRICT }$B/fuzz/${t}_fuzz $f"
+      echo "   reproduce:  $B/fuzz/${t}_fuzz $f"
     done
     echo "   log: $log"
   fi
