@@ -179,7 +179,8 @@ void ExerciseManifest(const Manifest& m) {
     Require(node.type == engine::NodeType::kDir || node.type == engine::NodeType::kSymlink,
             "node type is dir or symlink", what);
     if (node.type == engine::NodeType::kDir) Require(node.target.empty(), "a dir has no target");
-    Require(ValidMeta(node.meta) && node.meta.nlink == 0, "node metadata in range", what);
+    Require(ValidMeta(node.meta), "node metadata in range", what);
+    Require(node.meta.nlink == 0, "a node has no link count (the XML form has none)", what);
   }
   for (const engine::MissingFile& f : m.missing()) {
     Touch(f.name);
