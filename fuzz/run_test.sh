@@ -29,7 +29,7 @@ echo "== $name: ${#seed_files[@]} seed inputs from $seeds, ${#known[@]} of open 
 if [ $((${#seed_files[@]} + ${#known[@]})) -gt 0 ]; then
   if ! "$fuzzer" "${flags[@]}" "${seed_files[@]}" "${known[@]}" >"$work/seeds.log" 2>&1; then
     tail -n 80 "$work/seeds.log"
-    echo "FAIL: $name failed on a seed input (log: $work/seeds.log)"
+    echo "FAIL: $name failed on a seed input or an open finding's input (log: $work/seeds.log)"
     exit 1
   fi
   if [ ${#seed_files[@]} -gt 0 ]; then cp "${seed_files[@]}" "$work/corpus/"; fi
