@@ -10,6 +10,7 @@ PACKAGES=(
   libexpat1-dev                          # manifest XML parser
   libgtest-dev                           # unit tests
   attr rsync procps                      # getfattr, rsync, pkill used by the integration tests
+  clang-14 libclang-rt-14-dev llvm-14    # sanitizer build with the fuzz targets; llvm-symbolizer
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs dependencies, builds (Release, warnings as errors), runs every test
-# (unit, CLI, integration), then builds again with AddressSanitizer + UndefinedBehaviorSanitizer
-# and runs them all there too.
+# (unit, CLI, integration), then builds again with clang, AddressSanitizer +
+# UndefinedBehaviorSanitizer and the libFuzzer targets, and runs them all there too, with each
+# fuzz target for a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -10,10 +11,15 @@ bash scripts/build.sh build -DCMAKE_BUILD_TYPE=Release -DSTITCHFS_WERROR=ON
 echo "== tests"
 (cd build && ctest --output-on-failure -j2 --timeout 300)
 if [ "${STITCHFS_SKIP_SANITIZERS:-0}" != 1 ]; then
-  echo "== build (ASan+UBSan)"
-  bash scripts/build.sh build-asan -DSTITCHFS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
-    -DSTITCHFS_WERROR=ON
-  echo "== tests under ASan+UBSan"
+  # clang, so that the one sanitizer build also builds the libFuzzer targets (fuzz/), which run
+  # with the tests: once over their seed corpus, then STITCHFS_FUZZ_SECONDS (default 10) each.
+  echo "== build (ASan+UBSan, clang-14, with the fuzz targets)"
+  CC=clang-14 CXX=clang++-14 bash scripts/build.sh build-asan -DSTITCHFS_SANITIZE=ON \
+    -DSTITCHFS_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug -DSTITCHFS_WERROR=ON
+  if ! command -v llvm-symbolizer >/dev/null && [ -x /usr/lib/llvm-14/bin/llvm-symbolizer ]; then
+    export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer
+  fi
+  echo "== tests under ASan+UBSan (and the fuzz targets)"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      STITCHFS_YEAR_DAYS=90 ctest --output-on-failure -j2 --timeout 1200)
 fi

@@ -38,7 +38,8 @@ fi
 READERS=${STITCHFS_SOAK_READERS:-8}
 MOUNT_OPTS=max_backups=8,cache_mb=64,manifest_cache_mb=16
 RSS_MB=${STITCHFS_SOAK_RSS_MB:-320}
-ldd "$STITCHFS" 2>/dev/null | grep -q libasan && RSS_MB=${STITCHFS_SOAK_RSS_MB:-1300}
+# An AddressSanitizer build (gcc links libasan, clang links its runtime in: both name __asan_init).
+nm -D "$STITCHFS" 2>/dev/null | grep ' __asan_init$' >/dev/null && RSS_MB=${STITCHFS_SOAK_RSS_MB:-1300}
 export STITCH STITCHFS START_US=${EPOCHREALTIME/./}
 W=$(mktemp -d)
 export W
