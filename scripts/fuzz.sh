@@ -10,8 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The same list as STITCHFS_FUZZ_TARGETS in fuzz/CMakeLists.txt (at_names comes next).
-TARGETS=(manifest_reader manifest_cache locator mount_options)
+# The same list as STITCHFS_FUZZ_TARGETS in fuzz/CMakeLists.txt.
+TARGETS=(manifest_reader manifest_cache locator mount_options at_names)
 
 usage() {
   echo "usage: scripts/fuzz.sh SECONDS [TARGET...]   targets: ${TARGETS[*]}" >&2
