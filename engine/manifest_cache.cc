@@ -52,7 +52,8 @@ std::string ManifestCache::FileFor(const ManifestIdentity& id) const {
 
 std::unique_ptr<const Manifest> ManifestCache::Load(const ManifestIdentity& id) const {
   const std::string path = FileFor(id);
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  // Never blocks (a FIFO in its place is refused by Read, not waited on).
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!fd) return nullptr;
   auto m = ManifestFile::Read(fd.get(), id);
   if (!m.ok()) {
