@@ -55,8 +55,10 @@ std::unique_ptr<const Manifest> Sample(size_t extra = 0) {
   for (size_t i = 0; i < extra; ++i) {
     add("many/entry_with_a_long_enough_name_" + std::to_string(i), i + 1, 0, i + 10, "", meta);
   }
-  b.AddNode({NodeType::kDir, "empty_dir", "", meta});
-  b.AddNode({NodeType::kSymlink, "link", "../data/a.bin", meta});
+  PosixMeta node_meta = meta;
+  node_meta.nlink = 0;  // Only files record a link count.
+  b.AddNode({NodeType::kDir, "empty_dir", "", node_meta});
+  b.AddNode({NodeType::kSymlink, "link", "../data/a.bin", node_meta});
   return b.Finish();
 }
 
