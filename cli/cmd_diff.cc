@@ -50,9 +50,11 @@ int CmdDiff(int argc, char** argv) {
   auto options = ChainOptionsFrom(*args);
   if (!options.ok()) return Fail(options.status());
   options->base_override.clear();
-  auto old_chain = engine::BackupChain::Open(args->positional[0], *options);
+  auto old_chain = engine::ResolvedBackup::Open(args->positional[0], *options);
   if (!old_chain.ok()) return Fail(old_chain.status());
-  auto new_chain = engine::BackupChain::Open(args->positional[1], *options);
+  engine::ResolveOptions prefixes;
+  prefixes.prefixes = true;  // What tells an append from a rewrite.
+  auto new_chain = engine::ResolvedBackup::Open(args->positional[1], *options, prefixes);
   if (!new_chain.ok()) return Fail(new_chain.status());
   std::string prefix = args->positional.size() > 2 ? args->positional[2] : "";
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
@@ -68,7 +70,8 @@ int CmdDiff(int argc, char** argv) {
     if (c.kind == engine::ChangeKind::kRenamed) {
       std::printf("R %s -> %s\n", engine::EscapeForMessage(c.old_name).c_str(), name.c_str());
     } else if (c.kind == engine::ChangeKind::kAppended) {
-      std::printf("+ %s (+%llu bytes)\n", name.c_str(), static_cast<unsigned long long>(c.appended));
+      std::printf("+ %s (+%llu bytes)\n", name.c_str(),
+                  static_cast<unsigned long long>(c.appended));
     } else {
       std::printf("%c %s\n", Letter(c.kind), name.c_str());
     }

@@ -10,7 +10,7 @@
 namespace stitchfs::cli {
 namespace {
 
-void PrintJson(const engine::BackupChain& chain, const engine::BackupStats& st) {
+void PrintJson(const engine::ResolvedBackup& chain, const engine::BackupStats& st) {
   Json j;
   j.BeginObject();
   const auto& h = chain.top().header();
@@ -29,16 +29,16 @@ void PrintJson(const engine::BackupChain& chain, const engine::BackupStats& st) 
   j.EndArray();
   j.Key("chain").BeginArray();
   for (size_t i = 0; i < chain.depth(); ++i) {
-    const auto& b = chain.backup(i);
+    const auto& b = chain.level(i);
     j.BeginObject().Key("level").Number(i).Key("path").String(b.path());
-    j.Key("uuid").String(b.header().uuid).Key("timestamp").String(b.header().timestamp);
+    j.Key("uuid").String(b.uuid).Key("timestamp").String(b.timestamp);
     j.Key("bytes_provided").Number(st.bytes_by_level[i]).EndObject();
   }
   j.EndArray().EndObject();
   std::printf("%s\n", j.str().c_str());
 }
 
-void PrintText(const engine::BackupChain& chain, const engine::BackupStats& st) {
+void PrintText(const engine::ResolvedBackup& chain, const engine::BackupStats& st) {
   const auto& h = chain.top().header();
   std::printf("backup:            %s\n", chain.top().path().c_str());
   std::printf("uuid:              %s\n", h.uuid.c_str());
@@ -62,10 +62,9 @@ void PrintText(const engine::BackupChain& chain, const engine::BackupStats& st) 
   }
   std::printf("chain (%zu backup%s):\n", chain.depth(), chain.depth() == 1 ? "" : "s");
   for (size_t i = 0; i < chain.depth(); ++i) {
-    const auto& b = chain.backup(i);
-    std::printf("  %zu  %s  %s  %s  provides %s\n", i, b.header().timestamp.c_str(),
-                b.header().uuid.c_str(), b.path().c_str(),
-                HumanBytes(st.bytes_by_level[i]).c_str());
+    const auto& b = chain.level(i);
+    std::printf("  %zu  %s  %s  %s  provides %s\n", i, b.timestamp.c_str(), b.uuid.c_str(),
+                b.path().c_str(), HumanBytes(st.bytes_by_level[i]).c_str());
   }
 }
 
@@ -76,12 +75,11 @@ int CmdInfo(int argc, char** argv) {
   int code = 0;
   auto chain = OpenChainFromArgs(argc, argv, {{"--json"}, {}, 1, 1, 1}, &args, &code);
   if (!chain) return code;
-  auto st = engine::ComputeStats(*chain);
-  if (!st.ok()) return Fail(st.status());
+  const engine::BackupStats st = chain->Stats();
   if (args.Has("--json")) {
-    PrintJson(*chain, *st);
+    PrintJson(*chain, st);
   } else {
-    PrintText(*chain, *st);
+    PrintText(*chain, st);
   }
   return engine::kExitOk;
 }

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cli/args.h"
-#include "engine/backup_chain.h"
+#include "engine/resolved_backup.h"
 
 namespace stitchfs::cli {
 
@@ -23,11 +23,11 @@ int CmdVerify(int argc, char** argv);
 // Prints "stitch: <status>" on stderr and returns its exit code.
 int Fail(const engine::Status& s);
 
-// Parses args with `spec` (plus --disk/--base) and opens the chain of positional[0].
-// On failure prints the error and stores the exit code in *exit_code.
-std::shared_ptr<const engine::BackupChain> OpenChainFromArgs(int argc, char** argv,
-                                                             const ArgSpec& spec, Args* args,
-                                                             int* exit_code);
+// Parses args with `spec` (plus --disk/--base) and opens the backup positional[0] with its
+// chain. On failure prints the error and stores the exit code in *exit_code.
+std::shared_ptr<const engine::ResolvedBackup> OpenChainFromArgs(
+    int argc, char** argv, const ArgSpec& spec, Args* args, int* exit_code,
+    const engine::ResolveOptions& resolve = {});
 
 // Writes all of `data` to stdout; false if stdout is closed or failing.
 bool WriteStdout(const char* data, size_t n);

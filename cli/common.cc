@@ -13,9 +13,9 @@ int Fail(const engine::Status& s) {
   return engine::ExitCodeFor(s);
 }
 
-std::shared_ptr<const engine::BackupChain> OpenChainFromArgs(int argc, char** argv,
-                                                             const ArgSpec& spec, Args* args,
-                                                             int* exit_code) {
+std::shared_ptr<const engine::ResolvedBackup> OpenChainFromArgs(
+    int argc, char** argv, const ArgSpec& spec, Args* args, int* exit_code,
+    const engine::ResolveOptions& resolve) {
   auto parsed = ParseArgs(argc, argv, 1, WithChainOptions(spec));
   if (!parsed.ok()) {
     *exit_code = Fail(parsed.status());
@@ -27,7 +27,7 @@ std::shared_ptr<const engine::BackupChain> OpenChainFromArgs(int argc, char** ar
     *exit_code = Fail(options.status());
     return nullptr;
   }
-  auto chain = engine::BackupChain::Open(args->positional[0], *options);
+  auto chain = engine::ResolvedBackup::Open(args->positional[0], *options, resolve);
   if (!chain.ok()) {
     *exit_code = Fail(chain.status());
     return nullptr;

@@ -9,24 +9,10 @@ namespace {
 
 using Key = std::pair<uint64_t, Checksum>;
 
-// Every (size, checksum) the chain knows to be a prefix of entry `idx` of the top backup,
-// the whole file included: the base coverage of each level, followed down the chain.
-std::set<Key> KnownPrefixes(const BackupChain& chain, size_t idx) {
-  std::set<Key> out;
-  size_t level = 0;
-  FileEntry e = chain.backup(0).manifest().entry(idx);
-  Key key{e.size, e.checksum};
-  while (key.first > 0) {
-    out.insert(key);
-    const Manifest& m = chain.backup(level).manifest();
-    auto rep = m.FindByContent(key.first, key.second);
-    if (!rep) break;
-    const FileEntry r = m.entry(*rep);
-    if (!r.uses_base() || level + 1 >= chain.depth()) break;
-    key = {r.base_size, r.base_checksum};
-    ++level;
-  }
-  return out;
+// Does the chain of `b` record `key` as a prefix of its entry `idx`?
+bool IsPrefix(const ResolvedBackup& b, size_t idx, const Key& key) {
+  const std::vector<ContentKey> known = b.Prefixes(idx);
+  return std::find(known.begin(), known.end(), key) != known.end();
 }
 
 bool Under(std::string_view name, std::string_view prefix) {
@@ -61,10 +47,14 @@ const char* ChangeKindName(ChangeKind k) {
   return "unknown";
 }
 
-StatusOr<std::vector<Change>> DiffBackups(const BackupChain& old_chain,
-                                          const BackupChain& new_chain, std::string_view prefix) {
+StatusOr<std::vector<Change>> DiffBackups(const ResolvedBackup& old_chain,
+                                          const ResolvedBackup& new_chain,
+                                          std::string_view prefix) {
   const Manifest& o = old_chain.top().manifest();
   const Manifest& n = new_chain.top().manifest();
+  if (!new_chain.has_prefixes()) {
+    return Status::Internal("DiffBackups needs the new backup opened with its prefixes");
+  }
   if (o.header().algorithm != n.header().algorithm) {
     return Status::InvalidArgument("the two backups use different checksum algorithms");
   }
@@ -92,7 +82,7 @@ StatusOr<std::vector<Change>> DiffBackups(const BackupChain& old_chain,
     if (old.size == e.size && old.checksum == e.checksum) {
       if (SameMeta(old, e)) continue;
     } else if (old.size < e.size &&
-               (old.size == 0 || KnownPrefixes(new_chain, i).count({old.size, old.checksum}))) {
+               (old.size == 0 || IsPrefix(new_chain, i, {old.size, old.checksum}))) {
       c.kind = ChangeKind::kAppended;
       c.appended = e.size - old.size;
     } else {

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/backup_chain.h"
+#include "engine/resolved_backup.h"
 
 namespace stitchfs::engine {
 
@@ -26,9 +26,10 @@ struct Change {
 
 // Changes of the regular files under `prefix` (empty: all) from `old_chain`'s top backup to
 // `new_chain`'s, sorted by name. A file counts as appended when the new file's chain records
-// the old file's (size, checksum) as one of its prefixes. kInvalidArgument if the two backups
-// use different checksum algorithms.
-StatusOr<std::vector<Change>> DiffBackups(const BackupChain& old_chain,
-                                          const BackupChain& new_chain, std::string_view prefix);
+// the old file's (size, checksum) as one of its prefixes (REQUIRES: `new_chain` opened with
+// ResolveOptions::prefixes). kInvalidArgument if the two backups use different checksum
+// algorithms.
+StatusOr<std::vector<Change>> DiffBackups(const ResolvedBackup& old_chain,
+                                          const ResolvedBackup& new_chain, std::string_view prefix);
 
 }  // namespace stitchfs::engine

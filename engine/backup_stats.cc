@@ -20,15 +20,4 @@ BackupStats ManifestStats(const Backup& top, size_t depth) {
   return st;
 }
 
-StatusOr<BackupStats> ComputeStats(const BackupChain& chain) {
-  BackupStats st = ManifestStats(chain.top(), chain.depth());
-  const Manifest& m = chain.top().manifest();
-  for (size_t i = 0; i < m.num_entries(); ++i) {
-    if (m.entry(i).size == 0) continue;
-    ASSIGN_OR_RETURN(std::vector<Extent> extents, chain.Resolve(0, i));
-    for (const Extent& x : extents) st.bytes_by_level[x.level] += x.length;
-  }
-  return st;
-}
-
 }  // namespace stitchfs::engine

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/backup_chain.h"
+#include "engine/backup.h"
 
 namespace stitchfs::engine {
 
@@ -18,9 +18,6 @@ struct BackupStats {
   std::vector<uint64_t> bytes_by_level;  // [level] = bytes of the top's files read from it.
 };
 
-// Computes the figures of the top backup of `chain` (FORMAT.md section 6.3). Resolves every
-// entry, so errors are those of BackupChain::Resolve.
-StatusOr<BackupStats> ComputeStats(const BackupChain& chain);
 // The figures that need only `top`'s manifest; bytes_by_level is zeroed for `depth` levels.
 BackupStats ManifestStats(const Backup& top, size_t depth);
 

@@ -1,7 +1,6 @@
 // Chain walking: from a backup to its base, with every check ClickHouse makes (a base named,
 // reachable, with the expected uuid, holding every prefix the child reads from it) plus a
-// guard against cycles and overlong chains. Shared by BackupChain (every level kept) and
-// ResolvedBackup (two levels at a time).
+// guard against cycles and overlong chains. What ResolvedBackup walks, two levels at a time.
 #pragma once
 
 #include <memory>
@@ -9,7 +8,7 @@
 #include <string>
 
 #include "engine/backup.h"
-#include "engine/backup_chain.h"
+#include "engine/chain_options.h"
 
 namespace stitchfs::engine {
 

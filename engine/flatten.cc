@@ -19,7 +19,7 @@ namespace stitchfs::engine {
 namespace {
 
 // Writes the whole content of entry `idx` to `dest`/`name` (a new data file).
-Status WriteDataFile(const BackupChain& chain, size_t idx, int dest_fd, const std::string& name,
+Status WriteDataFile(const ResolvedBackup& chain, size_t idx, int dest_fd, const std::string& name,
                      char* buf) {
   auto [dir, leaf] = SplitParent(name);
   ASSIGN_OR_RETURN(UniqueFd parent, MakeDirsBeneath(dest_fd, dir));
@@ -32,7 +32,7 @@ Status WriteDataFile(const BackupChain& chain, size_t idx, int dest_fd, const st
 
 }  // namespace
 
-StatusOr<FlattenResult> FlattenBackup(const BackupChain& chain, const std::string& dest,
+StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
                                       bool keep_uuid) {
   const Manifest& m = chain.top().manifest();
   FlattenResult r;

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "engine/backup_chain.h"
+#include "engine/resolved_backup.h"
 
 namespace stitchfs::engine {
 
@@ -19,7 +19,7 @@ struct FlattenResult {
 // Errors: kBackupAlreadyExists, those of reading the chain, kIOError for `dest`.
 // With `keep_uuid` the copy keeps the backup's uuid, so it can replace the original under
 // backups that name it as their base.
-StatusOr<FlattenResult> FlattenBackup(const BackupChain& chain, const std::string& dest,
+StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
                                       bool keep_uuid = false);
 
 }  // namespace stitchfs::engine

@@ -11,9 +11,9 @@
 #include <set>
 
 #include "engine/atomic_file.h"
-#include "engine/backup_chain.h"
 #include "engine/flatten.h"
 #include "engine/folder_list.h"
+#include "engine/resolved_backup.h"
 #include "engine/store.h"
 
 namespace fs = std::filesystem;
@@ -63,7 +63,7 @@ std::string WorkPath(const std::string& path, const char* suffix) {
 // indexes (nullopt for a base outside the store), level 0 first.
 StatusOr<std::vector<std::optional<size_t>>> ChainInStore(const std::vector<StoreEntry>& all,
                                                           size_t k, const ChainOptions& o) {
-  auto chain = BackupChain::Open(all[k].path, o);
+  auto chain = ResolvedBackup::Open(all[k].path, o);
   if (!chain.ok()) {
     return chain.status().WithPrefix("prune removes nothing while a kept backup does not open (" +
                                      all[k].name + "): ");
@@ -72,7 +72,7 @@ StatusOr<std::vector<std::optional<size_t>>> ChainInStore(const std::vector<Stor
   for (size_t i = 0; i < all.size(); ++i) by_id[all[i].folder] = i;
   std::vector<std::optional<size_t>> levels;
   for (size_t l = 0; l < (*chain)->depth(); ++l) {
-    auto it = by_id.find((*chain)->backup(l).folder()->identity());
+    auto it = by_id.find((*chain)->level(l).folder->identity());
     levels.push_back(it == by_id.end() ? std::nullopt : std::optional(it->second));
   }
   return levels;
@@ -91,7 +91,7 @@ bool NeedsFlatten(const std::vector<std::optional<size_t>>& levels,
 
 // Replaces backup `path` by a flattened copy with the same uuid, atomically.
 StatusOr<uint64_t> FlattenInPlace(const std::string& path) {
-  ASSIGN_OR_RETURN(auto chain, BackupChain::Open(path));
+  ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(path, ChainOptions{}));
   const std::string tmp = WorkPath(path, kFlattenSuffix);
   std::error_code ec;
   fs::remove_all(tmp, ec);  // Left by an interrupted run: never a kept backup.
@@ -131,7 +131,7 @@ Status ProveKept(const std::vector<StoreEntry>& all, const std::map<size_t, std:
   o.backups = std::make_shared<BackupCache>(size_t{256} << 20);
   for (const auto& [k, why] : kept) {
     if (!all[k].backup) continue;  // Unreadable before: nothing to prove.
-    auto chain = BackupChain::Open(all[k].path, o);
+    auto chain = ResolvedBackup::Open(all[k].path, o);
     if (!chain.ok()) {
       return chain.status().WithPrefix("kept backup " + all[k].name +
                                        " would no longer open; prune aborted, nothing removed: ");

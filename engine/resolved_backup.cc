@@ -73,9 +73,8 @@ class Resolver {
   };
 
   void AddLevel(const Backup& b) {
-    out_->levels_.push_back(
-        {b.folder(), b.header().uuid, b.header().timestamp, CivilToEpochSeconds(b.header().time),
-         b.identity()});
+    out_->levels_.push_back({b.folder(), b.header().uuid, b.header().timestamp,
+                             CivilToEpochSeconds(b.header().time), b.identity()});
   }
 
   void Tag(uint32_t rep, uint32_t level, const FileEntry& e) {
@@ -114,6 +113,7 @@ class Resolver {
             const ManifestHeader& base_header) {
     std::vector<Pending> next;
     for (const Pending& p : pending_) {
+      if (r_.prefixes) prefixes_.push_back({p.rep, {p.size, p.checksum}});
       const size_t idx = *base.FindByContent(p.size, p.checksum);  // Checked by ChainWalk.
       const FileEntry e = base.entry(idx);
       if (e.has_data_file()) Tag(p.rep, level, e);
@@ -134,6 +134,7 @@ class Resolver {
   }
 
   void Finish() {
+    FinishPrefixes();
     // File order: the deepest level's bytes come first.
     std::stable_sort(tagged_.begin(), tagged_.end(), [](const Tagged& a, const Tagged& b) {
       return a.rep != b.rep ? a.rep < b.rep : a.x.level > b.x.level;
@@ -154,9 +155,28 @@ class Resolver {
     out_->files_.shrink_to_fit();
   }
 
+  // The prefix keys, grouped by rep (they were recorded level by level).
+  void FinishPrefixes() {
+    if (!r_.prefixes) return;
+    out_->has_prefixes_ = true;
+    std::stable_sort(prefixes_.begin(), prefixes_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    const size_t n = out_->top_->manifest().num_entries();
+    out_->first_prefix_.assign(n + 1, 0);
+    size_t pos = 0;
+    for (size_t i = 0; i < n; ++i) {
+      out_->first_prefix_[i] = static_cast<uint32_t>(pos);
+      for (; pos < prefixes_.size() && prefixes_[pos].first == i; ++pos) {
+        out_->prefix_keys_.push_back(prefixes_[pos].second);
+      }
+    }
+    out_->first_prefix_[n] = static_cast<uint32_t>(pos);
+  }
+
   const ChainOptions& o_;
   const ResolveOptions& r_;
   std::unique_ptr<ResolvedBackup> out_{new ResolvedBackup()};
+  std::vector<std::pair<uint32_t, ContentKey>> prefixes_;  // (rep, key), level by level.
   std::unordered_map<std::string, uint32_t> file_ids_;
   std::vector<Tagged> tagged_;
   std::vector<Pending> pending_;
@@ -201,8 +221,8 @@ StatusOr<std::shared_ptr<const DataFile>> ResolvedBackup::OpenDataFile(size_t re
   return file;
 }
 
-StatusOr<std::shared_ptr<const RandomAccessFile>> ResolvedBackup::Stitch(
-    size_t rep, std::span<const FlatExtent> extents) const {
+StatusOr<std::vector<Segment>> ResolvedBackup::Segments(size_t rep,
+                                                        std::span<const FlatExtent> extents) const {
   std::vector<Segment> segments;
   segments.reserve(extents.size());
   for (const FlatExtent& x : extents) {
@@ -210,7 +230,32 @@ StatusOr<std::shared_ptr<const RandomAccessFile>> ResolvedBackup::Stitch(
     RETURN_IF_ERROR(file->CheckDeclaredSize(x.length));
     segments.push_back({std::move(file), 0, x.length});
   }
+  return segments;
+}
+
+StatusOr<std::shared_ptr<const RandomAccessFile>> ResolvedBackup::Stitch(
+    size_t rep, std::span<const FlatExtent> extents) const {
+  ASSIGN_OR_RETURN(std::vector<Segment> segments, Segments(rep, extents));
   return Concatenate(std::move(segments));
+}
+
+StatusOr<std::vector<Segment>> ResolvedBackup::OpenSegments(size_t entry) const {
+  auto r = Segments(Rep(entry), Extents(entry));
+  if (r.ok()) return r;
+  return AboutEntry(entry, r.status());
+}
+
+std::vector<ContentKey> ResolvedBackup::Prefixes(size_t entry) const {
+  const FileEntry e = top_->manifest().entry(entry);
+  std::vector<ContentKey> out;
+  if (e.size == 0) return out;
+  out.push_back({e.size, e.checksum});
+  const size_t r = Rep(entry);
+  if (r + 1 < first_prefix_.size()) {
+    out.insert(out.end(), prefix_keys_.begin() + first_prefix_[r],
+               prefix_keys_.begin() + first_prefix_[r + 1]);
+  }
+  return out;
 }
 
 Status ResolvedBackup::AboutEntry(size_t entry, const Status& s) const {

@@ -1,8 +1,10 @@
-// ResolvedBackup: a backup with every file resolved, at open, to flat extents across its chain
-// of bases. It keeps its own manifest and, of the bases, only their folders, uuids, times and
-// the names of the data files its files read: its memory does not grow with the depth of the
-// chain, and the bases' manifests can be dropped (or shared through a BackupCache) once it is
-// open. What the mount serves; BackupChain keeps every level for tools that walk the chain.
+// ResolvedBackup: the one read model of a backup. Opening it walks its chain of bases with
+// every check (uuids, entries found in their bases, cycles, depth) and resolves every file to
+// flat extents of data files across the chain. It keeps its own manifest and, of the bases,
+// only their folders, uuids, times and the names of the data files its files read: its memory
+// does not grow with the depth of the chain. Every reader uses it: stitch cat, restore,
+// verify, diff, flatten, prune, info, the writer's base, and both mounts; one table of open
+// data files serves them all.
 #pragma once
 
 #include <functional>
@@ -12,8 +14,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/backup_chain.h"
+#include "engine/backup.h"
 #include "engine/backup_stats.h"
+#include "engine/chain_options.h"
+#include "engine/concat_file.h"
+#include "engine/data_file.h"
 
 namespace stitchfs::engine {
 
@@ -23,7 +28,13 @@ struct ResolveOptions {
   // which `origin_ok` (if set) says no.
   bool origins = false;
   std::function<bool(const ManifestHeader&)> origin_ok;
+  // Also keep, for each file, every (size, checksum) its chain records as a prefix of it
+  // (what `stitch diff` needs to call a change an append).
+  bool prefixes = false;
 };
+
+// A (size, checksum) content key.
+using ContentKey = std::pair<uint64_t, Checksum>;
 
 // Thread-safe: immutable except for an internal, locked table of open data files.
 class ResolvedBackup {
@@ -47,10 +58,12 @@ class ResolvedBackup {
     uint32_t entry = 0;
   };
 
-  // Opens `dir` and its chain, level by level, with the checks of BackupChain::Open (same
-  // errors); holds at most two manifests of bases at a time (besides those the cache keeps).
+  // Opens `dir` and its chain, level by level; holds at most two manifests of bases at a time
+  // (besides those the cache keeps). Errors: those of Backup::Open (prefixed with the child
+  // for a base), kNoBaseBackup (an entry needs a base, none named or reachable),
+  // kWrongBaseBackup (uuid mismatch, an entry missing from its base, a cycle, too deep).
   static StatusOr<std::shared_ptr<const ResolvedBackup>> Open(const std::string& dir,
-                                                              const ChainOptions& options,
+                                                              const ChainOptions& options = {},
                                                               const ResolveOptions& r = {});
 
   const Backup& top() const { return *top_; }
@@ -61,11 +74,23 @@ class ResolvedBackup {
   // Where entry `entry` has been unchanged since ({0, entry} without ResolveOptions::origins).
   Origin origin(size_t entry) const;
 
-  // Readers, as BackupChain's: every data file's length is checked (kBackupDamaged).
+  // Readers of entry `entry`: the whole file, or only the bytes this backup stores itself
+  // ([base_size, size), the whole file when it uses no base, nothing when it comes whole from
+  // the base). Every data file involved is opened (or shared) and its length checked: one of
+  // another length than the manifest declares is kBackupDamaged naming the backup, the data
+  // file and the entry.
   StatusOr<std::shared_ptr<const RandomAccessFile>> OpenEntry(size_t entry) const;
   StatusOr<std::shared_ptr<const RandomAccessFile>> OpenStoredTail(size_t entry) const;
+  // The segments OpenEntry reads, in file order (for in-kernel copies of each data file).
+  StatusOr<std::vector<Segment>> OpenSegments(size_t entry) const;
+  // Every (size, checksum) known to be a prefix of entry `entry`, the whole file included
+  // (REQUIRES: opened with ResolveOptions::prefixes).
+  std::vector<ContentKey> Prefixes(size_t entry) const;
+  bool has_prefixes() const { return has_prefixes_; }
   // system.backups-style figures.
   BackupStats Stats() const;
+  // The cache of open data files the readers share.
+  const FdCache& fd_cache() const { return *fd_cache_; }
   // Heap bytes of the extents, data file names and origins (for measurements).
   size_t MemoryUsage() const;
 
@@ -76,6 +101,7 @@ class ResolvedBackup {
   };
   ResolvedBackup() = default;
   size_t Rep(size_t entry) const;  // The entry whose extents serve `entry`.
+  StatusOr<std::vector<Segment>> Segments(size_t rep, std::span<const FlatExtent> x) const;
   StatusOr<std::shared_ptr<const RandomAccessFile>> Stitch(size_t rep,
                                                            std::span<const FlatExtent> x) const;
   StatusOr<std::shared_ptr<const DataFile>> OpenDataFile(size_t rep, const FlatExtent& x) const;
@@ -92,6 +118,11 @@ class ResolvedBackup {
   std::vector<DataFileName> files_;
   std::string names_;
   std::vector<Origin> origins_;  // Empty without ResolveOptions::origins.
+  // With ResolveOptions::prefixes: the base prefixes of rep `r` are
+  // prefix_keys_[first_prefix_[r], first_prefix_[r + 1]).
+  std::vector<ContentKey> prefix_keys_;
+  std::vector<uint32_t> first_prefix_;
+  bool has_prefixes_ = false;
   mutable std::mutex mu_;
   // Data files some reader holds: key rep (own files) or 2^32 + file. Guarded by mu_.
   mutable std::unordered_map<uint64_t, std::weak_ptr<const DataFile>> open_;

@@ -52,13 +52,13 @@ Status CopySegment(const DataFile& src, uint64_t off, uint64_t len, int out, cha
 
 }  // namespace
 
-Status CopyEntry(const BackupChain& chain, size_t idx, int out, char* buf,
+Status CopyEntry(const ResolvedBackup& backup, size_t idx, int out, char* buf,
                  const std::string& what) {
-  ASSIGN_OR_RETURN(std::vector<Extent> extents, chain.Resolve(0, idx));
-  for (const Extent& x : extents) {
-    ASSIGN_OR_RETURN(auto file, chain.OpenDataFile(x));
-    RETURN_IF_ERROR(file->CheckDeclaredSize(x.length).WithPrefix(chain.backup(x.level).Prefix()));
-    RETURN_IF_ERROR(CopySegment(*file, 0, x.length, out, buf, what));
+  ASSIGN_OR_RETURN(std::vector<Segment> segments, backup.OpenSegments(idx));
+  for (const Segment& s : segments) {
+    const auto* file = dynamic_cast<const DataFile*>(s.file.get());
+    if (file == nullptr) return Status::Internal("a segment that is not a data file");
+    RETURN_IF_ERROR(CopySegment(*file, s.file_offset, s.length, out, buf, what));
   }
   return Status::OK();
 }
@@ -73,7 +73,7 @@ struct Links {
 };
 
 // Fills temp file `out` with entry `idx`: a hard link to an earlier name, or its bytes.
-Status FillEntry(const BackupChain& chain, const FileEntry& e, size_t idx, int root, int dir_fd,
+Status FillEntry(const ResolvedBackup& chain, const FileEntry& e, size_t idx, int root, int dir_fd,
                  const std::string& tmp, Links* links, char* buf) {
   const std::string name(e.name);
   if (LinkClaim(e)) {
@@ -96,7 +96,7 @@ Status FillEntry(const BackupChain& chain, const FileEntry& e, size_t idx, int r
 }
 
 // Restores one entry to `root`/name via a temporary name and rename.
-Status RestoreOne(const BackupChain& chain, size_t idx, int root, Links* links, char* buf) {
+Status RestoreOne(const ResolvedBackup& chain, size_t idx, int root, Links* links, char* buf) {
   const FileEntry e = chain.top().manifest().entry(idx);
   const std::string name(e.name);
   auto [dir, leaf] = SplitParent(name);
@@ -151,7 +151,7 @@ StatusOr<std::vector<size_t>> SelectEntries(const Manifest& m,
   return out;
 }
 
-StatusOr<RestoreResult> RestoreBackup(const BackupChain& chain, const RestoreOptions& options,
+StatusOr<RestoreResult> RestoreBackup(const ResolvedBackup& chain, const RestoreOptions& options,
                                       const std::function<void(uint64_t, uint64_t)>& progress) {
   ASSIGN_OR_RETURN(std::vector<size_t> selected,
                    SelectEntries(chain.top().manifest(), options.paths));

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backup_chain.h"
+#include "engine/resolved_backup.h"
 
 namespace stitchfs::engine {
 
@@ -30,14 +30,15 @@ constexpr size_t kCopyBuffer = 1 << 20;
 
 // Appends the bytes of entry `idx` of the top backup to `out` (in-kernel copies where possible),
 // checking every data file's length. `buf` holds kCopyBuffer bytes; `what` names the target.
-Status CopyEntry(const BackupChain& chain, size_t idx, int out, char* buf, const std::string& what);
+Status CopyEntry(const ResolvedBackup& chain, size_t idx, int out, char* buf,
+                 const std::string& what);
 
 // Restores the selected entries. Each file is written to a temporary name beside its final one
 // and renamed into place when complete. Folders are created beneath the target without
 // following symlinks (an existing symlink in the target is never written through). Existing
 // files are replaced. Errors: those of opening and reading entries, kIOError for the target.
 // `progress(files, bytes)` is called as work proceeds (may be empty).
-StatusOr<RestoreResult> RestoreBackup(const BackupChain& chain, const RestoreOptions& options,
+StatusOr<RestoreResult> RestoreBackup(const ResolvedBackup& chain, const RestoreOptions& options,
                                       const std::function<void(uint64_t, uint64_t)>& progress);
 
 }  // namespace stitchfs::engine

@@ -19,6 +19,7 @@
 #include "engine/locator.h"
 #include "engine/manifest_writer.h"
 #include "engine/posix_file.h"
+#include "engine/resolved_backup.h"
 #include "engine/source_read.h"
 #include "engine/source_tree.h"
 #include "engine/store.h"
@@ -100,9 +101,9 @@ void RunWorkers(Run& run, int jobs, const SourceTree& tree, const WriterProgress
   if (progress) progress(run.files_done(), run.bytes_done(), tree.files.size(), tree.total_bytes);
 }
 
-StatusOr<std::shared_ptr<const BackupChain>> OpenBase(const BackupOptions& o) {
-  if (o.base.empty()) return std::shared_ptr<const BackupChain>();
-  auto chain = BackupChain::Open(o.base, o.base_chain);
+StatusOr<std::shared_ptr<const ResolvedBackup>> OpenBase(const BackupOptions& o) {
+  if (o.base.empty()) return std::shared_ptr<const ResolvedBackup>();
+  auto chain = ResolvedBackup::Open(o.base, o.base_chain);
   if (!chain.ok()) return chain.status().WithPrefix("base backup " + o.base + ": ");
   return chain;
 }
@@ -116,7 +117,7 @@ std::string BaseLocator(const std::string& base, const std::string& dest) {
 }
 
 // The checksum algorithm of the new backup: the base's (a chain keeps one), else the option's.
-StatusOr<ChecksumAlgorithm> AlgorithmFor(const BackupOptions& o, const BackupChain* base) {
+StatusOr<ChecksumAlgorithm> AlgorithmFor(const BackupOptions& o, const ResolvedBackup* base) {
   const ChecksumAlgorithm alg =
       base ? base->top().header().algorithm : o.algorithm.value_or(ChecksumAlgorithm::kXxh3);
   if (o.algorithm && *o.algorithm != alg) {
@@ -131,7 +132,7 @@ StatusOr<ChecksumAlgorithm> AlgorithmFor(const BackupOptions& o, const BackupCha
   return alg;
 }
 
-ManifestHeader HeaderFor(const BackupOptions& o, const BackupSummary& s, const BackupChain* base,
+ManifestHeader HeaderFor(const BackupOptions& o, const BackupSummary& s, const ResolvedBackup* base,
                          const std::vector<FileEntry>& entries, ChecksumAlgorithm alg) {
   ManifestHeader h;
   h.timestamp = o.timestamp.empty() ? FormatCivil(NowCivil()) : o.timestamp;

@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/backup_chain.h"
+#include "engine/chain_options.h"
 #include "engine/checksum.h"
+#include "engine/manifest.h"
 
 namespace stitchfs::engine {
 

@@ -22,7 +22,7 @@ StatusOr<Checksum> HashFile(const RandomAccessFile& f, ChecksumAlgorithm alg, ch
   return h.Digest();
 }
 
-Status CheckEntry(const BackupChain& chain, size_t i, char* buf, uint64_t* bytes) {
+Status CheckEntry(const ResolvedBackup& chain, size_t i, char* buf, uint64_t* bytes) {
   const Backup& top = chain.top();
   const FileEntry e = top.manifest().entry(i);
   ASSIGN_OR_RETURN(auto file, chain.OpenEntry(i));
@@ -42,7 +42,7 @@ Status CheckEntry(const BackupChain& chain, size_t i, char* buf, uint64_t* bytes
 
 }  // namespace
 
-VerifyResult VerifyBackup(const BackupChain& chain, const ProgressFn& progress) {
+VerifyResult VerifyBackup(const ResolvedBackup& chain, const ProgressFn& progress) {
   VerifyResult r;
   auto buf = std::make_unique<char[]>(kBuffer);
   const Manifest& m = chain.top().manifest();

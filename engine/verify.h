@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backup_chain.h"
+#include "engine/resolved_backup.h"
 
 namespace stitchfs::engine {
 
@@ -27,6 +27,6 @@ using ProgressFn = std::function<void(uint64_t files_done, uint64_t bytes_done)>
 // Recomputes each file's checksum with the top backup's algorithm and compares it with the
 // manifest; data files of the wrong length, unreadable or missing are problems too. Content
 // shared by several entries is read once. Never fails as a whole: problems are in the result.
-VerifyResult VerifyBackup(const BackupChain& chain, const ProgressFn& progress);
+VerifyResult VerifyBackup(const ResolvedBackup& chain, const ProgressFn& progress);
 
 }  // namespace stitchfs::engine

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backup_chain.h"
+#include "engine/chain_options.h"
 #include "engine/status_or.h"
 
 namespace stitchfs::fs {

@@ -1,5 +1,5 @@
 // ChainTest: a 3-deep ClickHouse-format chain (b0 <- b1 <- b2) with every kind of entry, for
-// the tests of BackupChain and ResolvedBackup.
+// the tests of ResolvedBackup (opening chains and reading through them).
 #pragma once
 
 #include <gtest/gtest.h>

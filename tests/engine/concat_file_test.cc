@@ -5,7 +5,7 @@
 #include <random>
 #include <thread>
 
-#include "engine/backup_chain.h"
+#include "engine/resolved_backup.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {
@@ -86,7 +86,7 @@ TEST(ConcatFileTest, RandomConcurrentReadsOfAStitchedChainMatchTheOriginal) {
   }
   ChainOptions options;
   options.max_open_files = 4;  // Fewer than the 12 data files: reads must reopen as needed.
-  auto opened = BackupChain::Open(chain.back()->dir(), options);
+  auto opened = ResolvedBackup::Open(chain.back()->dir(), options);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   auto file = (*opened)->OpenEntry(0);
   ASSERT_TRUE(file.ok());

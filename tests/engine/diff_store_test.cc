@@ -26,8 +26,10 @@ class DiffTest : public ::testing::Test {
     auto s = WriteBackup(o, nullptr);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
   }
-  std::shared_ptr<const BackupChain> Open(const std::string& name) {
-    auto c = BackupChain::Open(dir_ / ("store/" + name));
+  std::shared_ptr<const ResolvedBackup> Open(const std::string& name) {
+    ResolveOptions with_prefixes;
+    with_prefixes.prefixes = true;
+    auto c = ResolvedBackup::Open(dir_ / ("store/" + name), {}, with_prefixes);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return *c;
   }

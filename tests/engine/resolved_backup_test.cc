@@ -32,70 +32,36 @@ size_t Entry(const ResolvedBackup& b, std::string_view name) {
 
 using ResolvedTest = ChainTest;
 
-TEST_F(ResolvedTest, SameBytesExtentsAndFiguresAsTheChain) {
-  for (const char* name : {"b0", "b1", "b2"}) {
-    auto chain = BackupChain::Open(dir_ / name);
-    ASSERT_TRUE(chain.ok());
-    auto r = MustOpen(dir_ / name);
-    ASSERT_TRUE(r);
-    ASSERT_EQ(r->depth(), (*chain)->depth());
-    for (size_t i = 0; i < r->top().manifest().num_entries(); ++i) {
-      auto want = (*chain)->Resolve(0, i);
-      ASSERT_TRUE(want.ok());
-      auto got = r->Extents(i);
-      ASSERT_EQ(got.size(), want->size()) << name << " entry " << i;
-      for (size_t k = 0; k < got.size(); ++k) {
-        EXPECT_EQ(got[k].level, (*want)[k].level);
-        EXPECT_EQ(got[k].length, (*want)[k].length);
-      }
-      auto a = (*chain)->OpenEntry(i);
-      auto b = r->OpenEntry(i);
-      ASSERT_TRUE(a.ok() && b.ok()) << b.status().ToString();
-      EXPECT_EQ(ReadAll(**b), ReadAll(**a)) << name << " entry " << i;
-      auto ta = (*chain)->OpenStoredTail(i);
-      auto tb = r->OpenStoredTail(i);
-      ASSERT_TRUE(ta.ok() && tb.ok());
-      EXPECT_EQ(ReadAll(**tb), ReadAll(**ta));
-    }
-    auto want = ComputeStats(**chain);
-    ASSERT_TRUE(want.ok());
-    const BackupStats got = r->Stats();
-    EXPECT_EQ(got.total_size, want->total_size);
-    EXPECT_EQ(got.size_of_entries, want->size_of_entries);
-    EXPECT_EQ(got.bytes_by_level, want->bytes_by_level);
-    EXPECT_EQ(r->level(r->depth() - 1).uuid, b0_uuid_);
-  }
-  EXPECT_EQ(
-      ReadAll(**MustOpen(dir_ / "b2")->OpenEntry(Entry(*MustOpen(dir_ / "b2"), "log/app.log"))),
-      a_ + b_ + c_);
+TEST_F(ResolvedTest, StoredTailsFiguresAndLevels) {
+  auto r = MustOpen(dir_ / "b2");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->depth(), 3u);
+  EXPECT_EQ(r->level(2).uuid, b0_uuid_);
+  EXPECT_EQ(ReadAll(**r->OpenEntry(Entry(*r, "log/app.log"))), a_ + b_ + c_);
+  EXPECT_EQ(ReadAll(**r->OpenStoredTail(Entry(*r, "log/app.log"))), c_);
+  EXPECT_EQ(ReadAll(**r->OpenStoredTail(Entry(*r, "metadata/db.sql"))), "");
+  EXPECT_EQ(ReadAll(**r->OpenStoredTail(Entry(*r, "copy/b.bin"))), "same bytes twice");
+  auto segments = r->OpenSegments(Entry(*r, "log/app.log"));
+  ASSERT_TRUE(segments.ok());
+  ASSERT_EQ(segments->size(), 3u);
+  EXPECT_EQ((*segments)[0].length, a_.size());
+  const BackupStats st = r->Stats();
+  EXPECT_EQ(st.bytes_by_level,
+            (std::vector<uint64_t>{c_.size() + 16 + 16, b_.size(), a_.size() + 20 + 15}));
 }
 
-TEST_F(ResolvedTest, SameErrorsAsTheChain) {
-  FixtureBackup uuid(dir_ / "uuid"), ghost(dir_ / "ghost"), none(dir_ / "none");
-  uuid.header.base_backup = ghost.header.base_backup = "File('b0')";
-  uuid.header.base_backup_uuid = "00000000-0000-4000-8000-000000000000";
-  ghost.header.base_backup_uuid = b0_uuid_;
-  uuid.AddFromBase("a", "renamed content");
-  ghost.AddFromBase("ghost.bin", "content the base never had");
-  none.AddFromBase("a.bin", "Some text");
-  FixtureBackup p(dir_ / "p"), q(dir_ / "q");
-  p.SetBase(q);
-  q.SetBase(p);
-  p.AddFromBase("f", "loop");
-  q.AddFromBase("f", "loop");
-  for (auto* f : {&uuid, &ghost, &none, &p, &q}) ASSERT_OK(f->Write());
-  std::filesystem::create_directory(dir_ / "nothing");
-  ChainOptions shallow;
-  shallow.max_depth = 2;
-  const std::pair<std::string, ChainOptions> cases[] = {
-      {"uuid", {}}, {"ghost", {}}, {"none", {}}, {"p", {}}, {"b2", shallow}, {"nothing", {}}};
-  for (const auto& [name, options] : cases) {
-    auto want = BackupChain::Open(dir_ / name, options).status();
-    auto got = ResolvedBackup::Open(dir_ / name, options).status();
-    EXPECT_FALSE(got.ok()) << name;
-    EXPECT_EQ(got.code(), want.code()) << name;
-    EXPECT_EQ(got.message(), want.message()) << name;
-  }
+TEST_F(ResolvedTest, PrefixesListEveryKnownPrefix) {
+  ResolveOptions with;
+  with.prefixes = true;
+  auto r = MustOpen(dir_ / "b2", {}, with);
+  ASSERT_TRUE(r);
+  const auto app = r->Prefixes(Entry(*r, "log/app.log"));
+  ASSERT_EQ(app.size(), 3u);
+  EXPECT_EQ(app[0].first, a_.size() + b_.size() + c_.size());
+  EXPECT_EQ(app[1].first, a_.size() + b_.size());
+  EXPECT_EQ(app[2].first, a_.size());
+  EXPECT_EQ(r->Prefixes(Entry(*r, "copy/b.bin")).size(), 1u);
+  EXPECT_TRUE(r->Prefixes(Entry(*r, "empty.txt")).empty());
 }
 
 TEST_F(ResolvedTest, OriginsFollowUnchangedFilesDownTheChain) {

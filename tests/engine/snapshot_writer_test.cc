@@ -41,8 +41,8 @@ class WriterTest : public ::testing::Test {
     return WriteBackup(o, nullptr);
   }
 
-  std::shared_ptr<const BackupChain> Open(const std::string& name) {
-    auto c = BackupChain::Open(dir_ / name);
+  std::shared_ptr<const ResolvedBackup> Open(const std::string& name) {
+    auto c = ResolvedBackup::Open(dir_ / name);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? *c : nullptr;
   }
@@ -70,7 +70,7 @@ class WriterTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  std::shared_ptr<const BackupChain> keep_;
+  std::shared_ptr<const ResolvedBackup> keep_;
 };
 
 TEST_F(WriterTest, AppendStoresExactlyTheTail) {

@@ -118,7 +118,7 @@ TEST(WriterGenerationsTest, EveryGenerationRestoresExactly) {
     expected.push_back(testutil::DescribeTree(src));
   }
   for (int gen = 0; gen < 14; ++gen) {
-    auto chain = BackupChain::Open(dir / ("g" + std::to_string(gen)));
+    auto chain = ResolvedBackup::Open(dir / ("g" + std::to_string(gen)));
     ASSERT_TRUE(chain.ok()) << chain.status().ToString();
     RestoreOptions r;
     r.target = dir / ("r" + std::to_string(gen));

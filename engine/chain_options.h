@@ -1,0 +1,23 @@
+// ChainOptions: how the bases of a backup are found and opened (disk mappings, an explicit
+// base, depth limit, shared caches).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace stitchfs::engine {
+
+class BackupCache;
+class FdCache;
+
+struct ChainOptions {
+  std::map<std::string, std::string> disks;  // Disk('NAME', ...) -> folder (--disk NAME=DIR).
+  std::string base_override;                 // --base DIR: the top backup's base, if set.
+  size_t max_depth = 100000;                 // Longest chain accepted.
+  size_t max_open_files = 0;                 // Data files kept open; 0 = DefaultFdCapacity().
+  std::shared_ptr<BackupCache> backups;      // Share opened backups between chains (optional).
+  std::shared_ptr<FdCache> fd_cache;         // Share open data files between chains (optional).
+};
+
+}  // namespace stitchfs::engine
