@@ -11,17 +11,10 @@
 
 #include "engine/backup_folder.h"
 #include "engine/manifest.h"
+#include "engine/storage.h"
 #include "engine/unique_fd.h"
 
 namespace stitchfs::engine {
-
-// What identifies one version of a `.backup` file: a manifest rewritten in place or a folder
-// swapped for another one has a different identity.
-struct ManifestIdentity {
-  uint64_t dev = 0, ino = 0, size = 0;
-  FileTime mtime, ctime;
-  bool operator==(const ManifestIdentity&) const = default;
-};
 
 // The header of the backup in `dir` (what listing a store needs), read with Backup::Open's
 // rules for opening `.backup`; `*id` receives the identity of what was read, `*folder` that
@@ -46,6 +39,10 @@ class Backup {
   // every error of ReadManifestFd.
   static StatusOr<std::shared_ptr<const Backup>> Open(const std::string& dir);
   static StatusOr<std::shared_ptr<const Backup>> Open(const std::string& dir,
+                                                      const ManifestCache* cache);
+  // The same through `storage`.
+  static StatusOr<std::shared_ptr<const Backup>> Open(const Storage& storage,
+                                                      const std::string& dir,
                                                       const ManifestCache* cache);
 
   const std::string& path() const { return folder_->path(); }
@@ -79,8 +76,8 @@ class BackupCache {
   explicit BackupCache(size_t keep_bytes = 0) : keep_bytes_(keep_bytes) {}
 
   // The cached backup at `dir` (same absolute path) if its `.backup` is still the one that was
-  // parsed (same identity), else Backup::Open(dir).
-  StatusOr<std::shared_ptr<const Backup>> Open(const std::string& dir);
+  // parsed (same identity), else Backup::Open(storage, dir, ManifestCache::Default()).
+  StatusOr<std::shared_ptr<const Backup>> Open(const Storage& storage, const std::string& dir);
   // Bytes of manifest memory held by the kept (most recently used) backups.
   size_t kept_bytes() const;
 

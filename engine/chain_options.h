@@ -10,8 +10,12 @@ namespace stitchfs::engine {
 
 class BackupCache;
 class FdCache;
+class Storage;
 
 struct ChainOptions {
+  // Where the backups are; null: this machine's file systems (a LocalStorage over `fd_cache`,
+  // or over its own cache of `max_open_files` data files).
+  std::shared_ptr<const Storage> storage;
   std::map<std::string, std::string> disks;  // Disk('NAME', ...) -> folder (--disk NAME=DIR).
   std::string base_override;                 // --base DIR: the top backup's base, if set.
   size_t max_depth = 100000;                 // Longest chain accepted.

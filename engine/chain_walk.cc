@@ -1,6 +1,7 @@
 #include "engine/chain_walk.h"
 
 #include "engine/locator.h"
+#include "engine/manifest_cache.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -66,7 +67,8 @@ std::string ContentId(const Checksum& c, uint64_t size) { return c.ToHex() + std
 
 StatusOr<std::shared_ptr<const Backup>> OpenBackup(const std::string& dir,
                                                    const ChainOptions& options) {
-  return options.backups ? options.backups->Open(dir) : Backup::Open(dir);
+  return options.backups ? options.backups->Open(*options.storage, dir)
+                         : Backup::Open(*options.storage, dir, ManifestCache::Default());
 }
 
 ChainWalk::ChainWalk(const ChainOptions& options, const Backup& top)

@@ -28,7 +28,7 @@ class ChainWalk {
   std::set<std::string> seen_uuids_;
 };
 
-// Opens `dir` through `options.backups` if set.
+// Opens `dir` through `options.storage` (REQUIRES: set), and `options.backups` if set.
 StatusOr<std::shared_ptr<const Backup>> OpenBackup(const std::string& dir,
                                                    const ChainOptions& options);
 

@@ -51,12 +51,6 @@ StatusOr<std::shared_ptr<const DataFile>> DataFile::Open(std::shared_ptr<FdCache
 
 DataFile::~DataFile() { cache_->Forget(key_); }
 
-Status DataFile::CheckDeclaredSize(uint64_t declared) const {
-  if (size_ == declared) return Status::OK();
-  return Status::BackupDamaged("data file " + display_ + " has " + std::to_string(size_) +
-                               " bytes, the manifest declares " + std::to_string(declared));
-}
-
 StatusOr<UniqueFd> DataFile::Reopen() const {
   ASSIGN_OR_RETURN(auto dir, FolderFd(*cache_, *folder_));
   ASSIGN_OR_RETURN(auto opened, OpenChecked(dir->get(), rel_, display_));

@@ -8,11 +8,12 @@
 #include "engine/backup.h"
 #include "engine/fd_cache.h"
 #include "engine/random_access_file.h"
+#include "engine/storage.h"
 
 namespace stitchfs::engine {
 
 // Thread-safe (immutable; the cache is locked internally).
-class DataFile final : public RandomAccessFile {
+class DataFile final : public BackupDataFile {
  public:
   // Opens `relative` beneath `folder` once to learn its size (and to fail early); keeps
   // `folder` alive. Errors: kBackupDamaged (missing, not a regular file),
@@ -26,10 +27,7 @@ class DataFile final : public RandomAccessFile {
   // or was replaced by a file of another size.
   StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override;
   uint64_t size() const override { return size_; }
-  // OK if the file holds exactly the `declared` bytes a manifest says; else kBackupDamaged
-  // naming the file and both sizes.
-  Status CheckDeclaredSize(uint64_t declared) const;
-  const std::string& display_name() const { return display_; }
+  const std::string& display_name() const override { return display_; }
   // An open fd for in-kernel copies; keep the pointer only for the copy.
   StatusOr<std::shared_ptr<const UniqueFd>> Fd() const;
 

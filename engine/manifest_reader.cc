@@ -234,6 +234,36 @@ StatusOr<ManifestHeader> ReadManifestHeaderFd(int fd, const std::string& backup_
   return parser.FinishHeader();
 }
 
+namespace {
+
+// Feeds `file` to `parser` in chunks until it is done (or the header is, for header-only).
+Status FeedFile(Parser& parser, const RandomAccessFile& file, size_t chunk) {
+  auto buf = std::make_unique<char[]>(chunk);
+  for (uint64_t off = 0; !parser.header_done();) {
+    ASSIGN_OR_RETURN(size_t n, file.ReadAt(off, std::span<char>(buf.get(), chunk)));
+    RETURN_IF_ERROR(parser.Feed(buf.get(), n, n == 0));
+    if (n == 0) break;
+    off += n;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<const Manifest>> ReadManifest(const RandomAccessFile& file,
+                                                       const std::string& backup_name) {
+  Parser parser(backup_name, file.size());
+  RETURN_IF_ERROR(FeedFile(parser, file, size_t{1} << 18));
+  return parser.Finish();
+}
+
+StatusOr<ManifestHeader> ReadManifestHeader(const RandomAccessFile& file,
+                                            const std::string& backup_name) {
+  Parser parser(backup_name, 0, /*header_only=*/true);
+  RETURN_IF_ERROR(FeedFile(parser, file, 8192));
+  return parser.FinishHeader();
+}
+
 StatusOr<std::unique_ptr<const Manifest>> ParseManifest(std::string_view xml,
                                                         const std::string& backup_name) {
   Parser parser(backup_name, xml.size());

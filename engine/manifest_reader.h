@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "engine/manifest.h"
+#include "engine/random_access_file.h"
 #include "engine/status_or.h"
 
 namespace stitchfs::engine {
@@ -23,6 +24,12 @@ StatusOr<std::unique_ptr<const Manifest>> ReadManifestFd(int fd, const std::stri
 // Reads only the header (everything before <contents>): what listing a store of many backups
 // needs. The same header errors as ReadManifestFd; entries are not looked at.
 StatusOr<ManifestHeader> ReadManifestHeaderFd(int fd, const std::string& backup_name);
+
+// The same over a positional reader (a manifest from any Storage).
+StatusOr<std::unique_ptr<const Manifest>> ReadManifest(const RandomAccessFile& file,
+                                                       const std::string& backup_name);
+StatusOr<ManifestHeader> ReadManifestHeader(const RandomAccessFile& file,
+                                            const std::string& backup_name);
 
 // The same over an in-memory document.
 StatusOr<std::unique_ptr<const Manifest>> ParseManifest(std::string_view xml,

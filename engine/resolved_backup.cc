@@ -5,6 +5,7 @@
 
 #include "engine/chain_walk.h"
 #include "engine/concat_file.h"
+#include "engine/local_storage.h"
 #include "engine/store.h"
 
 namespace stitchfs::engine {
@@ -36,10 +37,7 @@ class Resolver {
   StatusOr<std::shared_ptr<const ResolvedBackup>> Run(const std::string& dir) {
     ASSIGN_OR_RETURN(out_->top_, OpenBackup(dir, o_));
     const Backup& top = *out_->top_;
-    out_->fd_cache_ = o_.fd_cache
-                          ? o_.fd_cache
-                          : std::make_shared<FdCache>(o_.max_open_files ? o_.max_open_files
-                                                                        : DefaultFdCapacity());
+    out_->storage_ = o_.storage;
     AddLevel(top);
     Start(top.manifest());
     ChainWalk walk(o_, top);
@@ -186,7 +184,11 @@ class Resolver {
 StatusOr<std::shared_ptr<const ResolvedBackup>> ResolvedBackup::Open(const std::string& dir,
                                                                      const ChainOptions& options,
                                                                      const ResolveOptions& r) {
-  return Resolver(options, r).Run(dir);
+  if (options.storage) return Resolver(options, r).Run(dir);
+  ChainOptions local = options;
+  local.storage = options.fd_cache ? std::make_shared<const LocalStorage>(options.fd_cache)
+                                   : LocalStorage::Create(options.max_open_files);
+  return Resolver(local, r).Run(dir);
 }
 
 size_t ResolvedBackup::Rep(size_t entry) const { return RepOf(top_->manifest(), entry); }
@@ -205,15 +207,15 @@ ResolvedBackup::Origin ResolvedBackup::origin(size_t entry) const {
   return origins_.empty() ? Origin{0, static_cast<uint32_t>(entry)} : origins_[entry];
 }
 
-StatusOr<std::shared_ptr<const DataFile>> ResolvedBackup::OpenDataFile(size_t rep,
-                                                                       const FlatExtent& x) const {
+StatusOr<std::shared_ptr<const BackupDataFile>> ResolvedBackup::OpenDataFile(
+    size_t rep, const FlatExtent& x) const {
   const bool own = x.file == kOwnFile;
   const uint64_t key = own ? rep : (uint64_t{1} << 32) | x.file;
   std::lock_guard<std::mutex> lock(mu_);
   if (auto cached = open_[key].lock()) return cached;
   std::string name = own ? std::string(top_->manifest().entry(rep).data_file)
                          : names_.substr(files_[x.file].offset, files_[x.file].length);
-  ASSIGN_OR_RETURN(auto file, DataFile::Open(fd_cache_, levels_[x.level].folder, std::move(name)));
+  ASSIGN_OR_RETURN(auto file, storage_->OpenDataFile(levels_[x.level].folder, name));
   open_[key] = file;
   if (++inserts_ % 1024 == 0) {  // Forget the files no reader holds any more.
     std::erase_if(open_, [](const auto& kv) { return kv.second.expired(); });

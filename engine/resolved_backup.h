@@ -18,7 +18,7 @@
 #include "engine/backup_stats.h"
 #include "engine/chain_options.h"
 #include "engine/concat_file.h"
-#include "engine/data_file.h"
+#include "engine/storage.h"
 
 namespace stitchfs::engine {
 
@@ -89,8 +89,8 @@ class ResolvedBackup {
   bool has_prefixes() const { return has_prefixes_; }
   // system.backups-style figures.
   BackupStats Stats() const;
-  // The cache of open data files the readers share.
-  const FdCache& fd_cache() const { return *fd_cache_; }
+  // Where its backups are (data files are opened through it).
+  const Storage& storage() const { return *storage_; }
   // Heap bytes of the extents, data file names and origins (for measurements).
   size_t MemoryUsage() const;
 
@@ -104,11 +104,12 @@ class ResolvedBackup {
   StatusOr<std::vector<Segment>> Segments(size_t rep, std::span<const FlatExtent> x) const;
   StatusOr<std::shared_ptr<const RandomAccessFile>> Stitch(size_t rep,
                                                            std::span<const FlatExtent> x) const;
-  StatusOr<std::shared_ptr<const DataFile>> OpenDataFile(size_t rep, const FlatExtent& x) const;
+  StatusOr<std::shared_ptr<const BackupDataFile>> OpenDataFile(size_t rep,
+                                                               const FlatExtent& x) const;
   Status AboutEntry(size_t entry, const Status& s) const;  // s, prefixed with backup and entry.
 
   std::shared_ptr<const Backup> top_;
-  std::shared_ptr<FdCache> fd_cache_;
+  std::shared_ptr<const Storage> storage_;
   std::vector<Level> levels_;
   // Only files that read from a base have extents here ([first_extent_[rep],
   // first_extent_[rep + 1])); the others are their own data file, whole. Level-0 data files are
@@ -125,7 +126,7 @@ class ResolvedBackup {
   bool has_prefixes_ = false;
   mutable std::mutex mu_;
   // Data files some reader holds: key rep (own files) or 2^32 + file. Guarded by mu_.
-  mutable std::unordered_map<uint64_t, std::weak_ptr<const DataFile>> open_;
+  mutable std::unordered_map<uint64_t, std::weak_ptr<const BackupDataFile>> open_;
   mutable uint64_t inserts_ = 0;
 };
 

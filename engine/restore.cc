@@ -9,6 +9,7 @@
 #include <map>
 
 #include "engine/concat_file.h"
+#include "engine/data_file.h"
 #include "engine/hard_links.h"
 #include "engine/posix_file.h"
 #include "engine/restore_meta.h"
@@ -27,25 +28,27 @@ Status WriteAll(int fd, const char* p, size_t n, const std::string& what) {
   return Status::OK();
 }
 
-// Copies `len` bytes at `off` of `src` to the end of `out`: in-kernel where possible.
-Status CopySegment(const DataFile& src, uint64_t off, uint64_t len, int out, char* buf,
+// Copies `len` bytes at `off` of `src` to the end of `out`: in-kernel for a local data file
+// (copy_file_range), else, or where the kernel cannot, through `buf`.
+Status CopySegment(const RandomAccessFile& src, uint64_t off, uint64_t len, int out, char* buf,
                    const std::string& what) {
-  ASSIGN_OR_RETURN(auto fd, src.Fd());
-  loff_t in_off = static_cast<loff_t>(off);
-  while (len > 0) {
-    ssize_t n = ::copy_file_range(fd->get(), &in_off, out, nullptr, len, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;  // Unsupported here: fall back to read/write below.
-    if (n == 0) return Status::BackupDamaged("data file " + src.display_name() + " is truncated");
-    len -= static_cast<uint64_t>(n);
+  uint64_t done = 0;
+  if (const auto* local = dynamic_cast<const DataFile*>(&src)) {
+    ASSIGN_OR_RETURN(auto fd, local->Fd());
+    loff_t in_off = static_cast<loff_t>(off);
+    while (done < len) {
+      ssize_t n = ::copy_file_range(fd->get(), &in_off, out, nullptr, len - done, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // Unsupported here, or the file ended: the reads below tell which.
+      done += static_cast<uint64_t>(n);
+    }
   }
-  for (; len > 0;) {
-    size_t n = static_cast<size_t>(std::min<uint64_t>(len, kCopyBuffer));
-    RETURN_IF_ERROR(PreadFully(fd->get(), static_cast<uint64_t>(in_off), std::span<char>(buf, n),
-                               src.display_name()));
+  while (done < len) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(len - done, kCopyBuffer));
+    ASSIGN_OR_RETURN(size_t n, src.ReadAt(off + done, std::span<char>(buf, want)));
+    if (n == 0) return Status::BackupDamaged("a data file of " + what + " ended early");
     RETURN_IF_ERROR(WriteAll(out, buf, n, what));
-    in_off += static_cast<loff_t>(n);
-    len -= n;
+    done += n;
   }
   return Status::OK();
 }
@@ -56,9 +59,7 @@ Status CopyEntry(const ResolvedBackup& backup, size_t idx, int out, char* buf,
                  const std::string& what) {
   ASSIGN_OR_RETURN(std::vector<Segment> segments, backup.OpenSegments(idx));
   for (const Segment& s : segments) {
-    const auto* file = dynamic_cast<const DataFile*>(s.file.get());
-    if (file == nullptr) return Status::Internal("a segment that is not a data file");
-    RETURN_IF_ERROR(CopySegment(*file, s.file_offset, s.length, out, buf, what));
+    RETURN_IF_ERROR(CopySegment(*s.file, s.file_offset, s.length, out, buf, what));
   }
   return Status::OK();
 }

@@ -10,14 +10,6 @@
 
 namespace stitchfs::engine {
 
-// A sub-folder of a store that holds a backup manifest.
-struct StoreFolder {
-  std::string name;  // Folder name inside the store.
-  std::string path;  // Absolute.
-  FolderIdentity folder;
-  ManifestIdentity manifest;  // Of its `.backup` when scanned.
-};
-
 // The backups of `store` by name: real sub-folders (a symlink in the store is not followed),
 // not starting with a dot (prune's work folders), holding a `.backup` that is a regular file
 // (not a symlink, FIFO or folder). Folders without one (unfinished backups with only a

@@ -5,6 +5,7 @@
 #include <random>
 #include <thread>
 
+#include "engine/local_storage.h"
 #include "engine/resolved_backup.h"
 #include "tests/testutil/fixture.h"
 
@@ -111,7 +112,7 @@ TEST(ConcatFileTest, RandomConcurrentReadsOfAStitchedChainMatchTheOriginal) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(mismatches.load(), 0);
-  EXPECT_LE((*opened)->fd_cache().open_count(), 4u);
+  EXPECT_LE(dynamic_cast<const LocalStorage&>((*opened)->storage()).fd_cache().open_count(), 4u);
 }
 
 }  // namespace
