@@ -23,8 +23,8 @@ class Pass {
     ::posix_fadvise(in.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   }
 
-  // Reads [from, to) into `h`, and into the data file if `out` is open.
-  Status Read(uint64_t from, uint64_t to, Hasher& h, int out) {
+  // Reads [from, to) into `h`, and into the data file `out` if there is one.
+  Status Read(uint64_t from, uint64_t to, Hasher& h, WritableFile* out) {
     for (uint64_t off = from; off < to;) {
       size_t want = static_cast<size_t>(std::min<uint64_t>(kBuffer, to - off));
       ssize_t n = ::pread(in_.fd, buf_.get(), want, static_cast<off_t>(off));
@@ -32,7 +32,9 @@ class Pass {
       if (n < 0) return Status::IOError("read " + in_.name, errno);
       if (n == 0) return Changed(in_.name);  // Shrank.
       h.Update(std::string_view(buf_.get(), static_cast<size_t>(n)));
-      if (out >= 0) RETURN_IF_ERROR(WriteAll(out, static_cast<size_t>(n)));
+      if (out != nullptr) {
+        RETURN_IF_ERROR(Dest(out->Append(std::string_view(buf_.get(), static_cast<size_t>(n)))));
+      }
       off += static_cast<uint64_t>(n);
       result_.bytes_read += static_cast<uint64_t>(n);
     }
@@ -55,21 +57,20 @@ class Pass {
     return Status::OK();
   }
 
-  StatusOr<UniqueFd> CreateData() {
-    UniqueFd fd(::openat(in_.temp_dir_fd, in_.temp_name.c_str(),
-                         O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    if (!fd) return Dest(Status::IOError("create data file for " + in_.name, errno));
+  StatusOr<std::unique_ptr<WritableFile>> CreateData() {
+    auto file = in_.writer->CreateStaged(in_.staged_id);
+    if (!file.ok()) return Dest(file.status().WithPrefix("data file for " + in_.name + ": "));
     result_.stored = true;
-    return fd;
+    return file;
   }
 
   // Closes a data file; a failure loses written data and is the destination's.
-  Status CloseData(UniqueFd& out) { return Dest(out.Close(in_.name.c_str())); }
+  Status CloseData(std::unique_ptr<WritableFile>& out) { return Dest(out->Close()); }
   bool destination_failed() const { return dest_failed_; }
 
   // Hashes the whole file and stores all of it.
   Status StoreWhole() {
-    ASSIGN_OR_RETURN(UniqueFd out, CreateData());
+    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> out, CreateData());
     Hasher h(in_.algorithm);
     RETURN_IF_ERROR(Read(0, in_.size, h, out.get()));
     result_.checksum = h.Digest();
@@ -79,7 +80,7 @@ class Pass {
   // Same size as the base's copy: hash only; store (verified) only if it differs.
   Status SameSize(const Checksum& base_sum) {
     Hasher h(in_.algorithm);
-    RETURN_IF_ERROR(Read(0, in_.size, h, -1));
+    RETURN_IF_ERROR(Read(0, in_.size, h, nullptr));
     const Checksum first = h.Digest();
     if (first == base_sum) {
       result_.checksum = first;
@@ -94,18 +95,18 @@ class Pass {
   // The base's copy is shorter: hash its length, and if the prefix matches store only the rest.
   Status Longer(uint64_t base_size, const Checksum& base_sum) {
     Hasher h(in_.algorithm);
-    RETURN_IF_ERROR(Read(0, base_size, h, -1));
+    RETURN_IF_ERROR(Read(0, base_size, h, nullptr));
     const Checksum prefix = h.Digest();
     if (prefix != base_sum) {
       Hasher again(in_.algorithm);
-      ASSIGN_OR_RETURN(UniqueFd out, CreateData());
+      ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> out, CreateData());
       RETURN_IF_ERROR(Read(0, base_size, again, out.get()));
       if (again.Digest() != prefix) return Changed(in_.name);
       RETURN_IF_ERROR(Read(base_size, in_.size, again, out.get()));
       result_.checksum = again.Digest();
       return CloseData(out);
     }
-    ASSIGN_OR_RETURN(UniqueFd out, CreateData());
+    ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> out, CreateData());
     RETURN_IF_ERROR(Read(base_size, in_.size, h, out.get()));
     result_.checksum = h.Digest();
     result_.base_size = base_size;
@@ -131,18 +132,6 @@ class Pass {
   }
 
  private:
-  Status WriteAll(int fd, size_t n) {
-    const char* p = buf_.get();
-    while (n > 0) {
-      ssize_t w = ::write(fd, p, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return Dest(Status::IOError("write data file for " + in_.name, errno));
-      p += w;
-      n -= static_cast<size_t>(w);
-    }
-    return Status::OK();
-  }
-
   Status Dest(Status s) {
     if (!s.ok()) dest_failed_ = true;
     return s;
@@ -164,7 +153,7 @@ StatusOr<Checksum> HashPrefix(int fd, uint64_t size, ChecksumAlgorithm algorithm
   in.name = name;
   Pass pass(in);
   Hasher h(algorithm);
-  RETURN_IF_ERROR(pass.Read(0, size, h, -1));
+  RETURN_IF_ERROR(pass.Read(0, size, h, nullptr));
   return h.Digest();
 }
 

@@ -9,6 +9,7 @@
 
 #include "engine/checksum.h"
 #include "engine/status_or.h"
+#include "engine/storage.h"
 
 namespace stitchfs::engine {
 
@@ -22,15 +23,15 @@ struct FilePassInput {
   bool immutable = false;  // No prefix reuse; growing while read is an error.
   // Mutable files that grow while read are backed up as [0, size) (the caller verifies that
   // prefix); immutable ones must end at `size`.
-  int temp_dir_fd = -1;  // Where a data file is created when bytes must be stored.
-  std::string temp_name;
+  BackupWriter* writer = nullptr;  // Where a data file is staged when bytes must be stored,
+  std::string staged_id;           // under this id.
 };
 
 struct FilePassResult {
   Checksum checksum;       // Of the whole file.
   uint64_t base_size = 0;  // 0, or the verified prefix length (== size: same as base).
   Checksum base_checksum;
-  bool stored = false;  // temp_name holds bytes [base_size, size).
+  bool stored = false;  // Staged file `staged_id` holds bytes [base_size, size).
   bool grew = false;    // The file went on past `size` (a mutable file appended to).
   uint64_t bytes_read = 0;
 };

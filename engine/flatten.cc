@@ -7,8 +7,7 @@
 #include <map>
 #include <memory>
 
-#include "engine/atomic_file.h"
-#include "engine/backup_lock.h"
+#include "engine/local_storage.h"
 #include "engine/manifest_writer.h"
 #include "engine/posix_file.h"
 #include "engine/restore.h"
@@ -18,27 +17,28 @@
 namespace stitchfs::engine {
 namespace {
 
-// Writes the whole content of entry `idx` to `dest`/`name` (a new data file).
-Status WriteDataFile(const ResolvedBackup& chain, size_t idx, int dest_fd, const std::string& name,
-                     char* buf) {
-  auto [dir, leaf] = SplitParent(name);
-  ASSIGN_OR_RETURN(UniqueFd parent, MakeDirsBeneath(dest_fd, dir));
-  UniqueFd out(::openat(parent.get(), leaf.c_str(),
-                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (!out) return Status::IOError("create data file " + name, errno);
-  RETURN_IF_ERROR(CopyEntry(chain, idx, out.get(), buf, name));
-  return out.Close(name.c_str());
+// Writes the whole content of entry `idx` as the new data file `name`.
+Status WriteDataFile(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
+                     const std::string& name, char* buf) {
+  ASSIGN_OR_RETURN(auto out, writer.CreateDataFile(name));
+  RETURN_IF_ERROR(CopyEntry(chain, idx, *out, buf, name));
+  return out->Close();
 }
 
 }  // namespace
 
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
                                       bool keep_uuid) {
+  return FlattenBackup(chain, dest, keep_uuid, *LocalStorage::Create(1));
+}
+
+StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
+                                      bool keep_uuid, const Storage& storage) {
   const Manifest& m = chain.top().manifest();
   FlattenResult r;
   r.uuid = keep_uuid ? m.header().uuid : NewUuid();
   std::string notice;
-  ASSIGN_OR_RETURN(auto lock, BackupLock::Acquire(dest, r.uuid, &notice));
+  ASSIGN_OR_RETURN(auto writer, storage.StartBackup(dest, r.uuid, &notice));
   auto buf = std::make_unique<char[]>(kCopyBuffer);
   std::vector<FileEntry> entries;
   std::map<std::pair<uint64_t, Checksum>, std::string> stored;  // content -> data file
@@ -51,7 +51,7 @@ StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::st
     if (e.size > 0) {
       auto [it, first] = stored.emplace(std::make_pair(e.size, e.checksum), std::string(e.name));
       if (first) {
-        RETURN_IF_ERROR(WriteDataFile(chain, i, lock->dir_fd(), it->second, buf.get()));
+        RETURN_IF_ERROR(WriteDataFile(chain, i, *writer, it->second, buf.get()));
         r.bytes_stored += e.size;
       }
       e.data_file = it->second;
@@ -67,9 +67,7 @@ StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::st
   for (size_t i = 0; i < m.num_nodes(); ++i) nodes.push_back(m.node(i));
   std::string xml;
   RETURN_IF_ERROR(RenderManifest(h, entries, &xml, nodes));
-  if (::syncfs(lock->dir_fd()) != 0) return Status::IOError("syncfs " + dest, errno);
-  RETURN_IF_ERROR(WriteFileAtomically(dest, ".backup", xml));
-  RETURN_IF_ERROR(lock->Commit());
+  RETURN_IF_ERROR(writer->Finish(xml));
   return r;
 }
 

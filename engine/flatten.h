@@ -21,5 +21,8 @@ struct FlattenResult {
 // backups that name it as their base.
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
                                       bool keep_uuid = false);
+// The same into `dest` of `storage`.
+StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
+                                      bool keep_uuid, const Storage& storage);
 
 }  // namespace stitchfs::engine

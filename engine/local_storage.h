@@ -11,6 +11,10 @@
 
 namespace stitchfs::engine {
 
+// A WritableFile over an open fd (its fd() is `fd`, for in-kernel copies). `name` is for
+// messages.
+std::unique_ptr<WritableFile> WritableFd(UniqueFd fd, std::string name);
+
 // Thread-safe.
 class LocalStorage final : public Storage {
  public:
@@ -27,6 +31,11 @@ class LocalStorage final : public Storage {
       const std::shared_ptr<const BackupFolder>& folder,
       const std::string& relative) const override;
   StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const override;
+  // Written with BackupLock, staged in `.stitch-tmp` inside the destination, published by
+  // rename, made durable with one syncfs, the manifest through WriteFileAtomically.
+  StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
+                                                      const std::string& uuid,
+                                                      std::string* notice) const override;
 
   const FdCache& fd_cache() const { return *fds_; }
 

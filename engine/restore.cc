@@ -11,33 +11,24 @@
 #include "engine/concat_file.h"
 #include "engine/data_file.h"
 #include "engine/hard_links.h"
+#include "engine/local_storage.h"
 #include "engine/posix_file.h"
 #include "engine/restore_meta.h"
 
 namespace stitchfs::engine {
 namespace {
 
-Status WriteAll(int fd, const char* p, size_t n, const std::string& what) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return Status::IOError("write " + what, errno);
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return Status::OK();
-}
-
 // Copies `len` bytes at `off` of `src` to the end of `out`: in-kernel for a local data file
 // (copy_file_range), else, or where the kernel cannot, through `buf`.
-Status CopySegment(const RandomAccessFile& src, uint64_t off, uint64_t len, int out, char* buf,
-                   const std::string& what) {
+Status CopySegment(const RandomAccessFile& src, uint64_t off, uint64_t len, WritableFile& out,
+                   char* buf, const std::string& what) {
   uint64_t done = 0;
-  if (const auto* local = dynamic_cast<const DataFile*>(&src)) {
+  const auto* local = dynamic_cast<const DataFile*>(&src);
+  if (local != nullptr && out.fd() >= 0) {
     ASSIGN_OR_RETURN(auto fd, local->Fd());
     loff_t in_off = static_cast<loff_t>(off);
     while (done < len) {
-      ssize_t n = ::copy_file_range(fd->get(), &in_off, out, nullptr, len - done, 0);
+      ssize_t n = ::copy_file_range(fd->get(), &in_off, out.fd(), nullptr, len - done, 0);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;  // Unsupported here, or the file ended: the reads below tell which.
       done += static_cast<uint64_t>(n);
@@ -47,7 +38,7 @@ Status CopySegment(const RandomAccessFile& src, uint64_t off, uint64_t len, int 
     const size_t want = static_cast<size_t>(std::min<uint64_t>(len - done, kCopyBuffer));
     ASSIGN_OR_RETURN(size_t n, src.ReadAt(off + done, std::span<char>(buf, want)));
     if (n == 0) return Status::BackupDamaged("a data file of " + what + " ended early");
-    RETURN_IF_ERROR(WriteAll(out, buf, n, what));
+    RETURN_IF_ERROR(out.Append(std::string_view(buf, n)).WithPrefix(what + ": "));
     done += n;
   }
   return Status::OK();
@@ -55,7 +46,7 @@ Status CopySegment(const RandomAccessFile& src, uint64_t off, uint64_t len, int 
 
 }  // namespace
 
-Status CopyEntry(const ResolvedBackup& backup, size_t idx, int out, char* buf,
+Status CopyEntry(const ResolvedBackup& backup, size_t idx, WritableFile& out, char* buf,
                  const std::string& what) {
   ASSIGN_OR_RETURN(std::vector<Segment> segments, backup.OpenSegments(idx));
   for (const Segment& s : segments) {
@@ -88,12 +79,13 @@ Status FillEntry(const ResolvedBackup& chain, const FileEntry& e, size_t idx, in
       return Status::OK();
     }
   }
-  UniqueFd out(
+  UniqueFd fd(
       ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (!out) return Status::IOError("create " + name, errno);
-  RETURN_IF_ERROR(CopyEntry(chain, idx, out.get(), buf, name));
-  if (e.meta) RETURN_IF_ERROR(ApplyMeta(out.get(), *e.meta, name));
-  return out.Close(name.c_str());
+  if (!fd) return Status::IOError("create " + name, errno);
+  auto out = WritableFd(std::move(fd), name);
+  RETURN_IF_ERROR(CopyEntry(chain, idx, *out, buf, name));
+  if (e.meta) RETURN_IF_ERROR(ApplyMeta(out->fd(), *e.meta, name));
+  return out->Close();
 }
 
 // Restores one entry to `root`/name via a temporary name and rename.

@@ -30,7 +30,7 @@ constexpr size_t kCopyBuffer = 1 << 20;
 
 // Appends the bytes of entry `idx` of the top backup to `out` (in-kernel copies where possible),
 // checking every data file's length. `buf` holds kCopyBuffer bytes; `what` names the target.
-Status CopyEntry(const ResolvedBackup& chain, size_t idx, int out, char* buf,
+Status CopyEntry(const ResolvedBackup& chain, size_t idx, WritableFile& out, char* buf,
                  const std::string& what);
 
 // Restores the selected entries. Each file is written to a temporary name beside its final one

@@ -13,9 +13,8 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/atomic_file.h"
-#include "engine/backup_lock.h"
 #include "engine/file_pass.h"
+#include "engine/local_storage.h"
 #include "engine/locator.h"
 #include "engine/manifest_writer.h"
 #include "engine/posix_file.h"
@@ -30,8 +29,6 @@ namespace fs = std::filesystem;
 
 namespace stitchfs::engine {
 namespace {
-
-constexpr const char* kTempDir = ".stitch-tmp";
 
 // Shared, read-only state of one backup run plus the per-file results workers fill in.
 class Run {
@@ -148,15 +145,16 @@ ManifestHeader HeaderFor(const BackupOptions& o, const BackupSummary& s, const R
   return h;
 }
 
-// Reads every source file into the temp folder and turns the results into entries.
+// Reads every source file, staging data files with the writer, and turns the results into
+// entries.
 StatusOr<std::vector<FileEntry>> ReadAll(const BackupOptions& o, const SourceTree& tree,
-                                         const SourceReadOptions& ro, int dest_fd,
+                                         const SourceReadOptions& ro,
                                          const WriterProgress& progress, BackupSummary* summary) {
   Run run(ro, tree);
   RunWorkers(run, o.jobs > 0 ? o.jobs : DefaultJobs(), tree, progress);
   RETURN_IF_ERROR(run.DestinationError());
   SplitChangedLinks(tree, run.results(), &summary->warnings);
-  PlanInput plan{tree, run.results(), ro.base, dest_fd, ro.temp_fd};
+  PlanInput plan{tree, run.results(), ro.base, *ro.writer};
   return FinishEntries(plan, summary);
 }
 
@@ -171,37 +169,27 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
   BackupSummary summary;
   summary.uuid = NewUuid();
   std::string notice;
-  ASSIGN_OR_RETURN(auto lock, BackupLock::Acquire(o.dest, summary.uuid, &notice));
+  const std::shared_ptr<const Storage> storage =
+      o.storage ? o.storage : std::shared_ptr<const Storage>(LocalStorage::Create(1));
+  ASSIGN_OR_RETURN(auto writer, storage->StartBackup(o.dest, summary.uuid, &notice));
   if (!notice.empty()) summary.warnings.push_back(notice);
   summary.warnings.insert(summary.warnings.end(), tree.warnings.begin(), tree.warnings.end());
   summary.missing = tree.missing;
-  if (::mkdirat(lock->dir_fd(), kTempDir, 0700) != 0)
-    return Status::IOError("create temp folder", errno);
-  UniqueFd tmp(::openat(lock->dir_fd(), kTempDir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!tmp) return Status::IOError("open temp folder", errno);
   const SourceReadOptions ro{src.get(),
-                             tmp.get(),
+                             writer.get(),
                              alg,
                              base ? &base->top().manifest() : nullptr,
                              o.files_cache,
                              o.max_retries,
                              &o.immutable_globs};
-  ASSIGN_OR_RETURN(std::vector<FileEntry> entries,
-                   ReadAll(o, tree, ro, lock->dir_fd(), progress, &summary));
+  ASSIGN_OR_RETURN(std::vector<FileEntry> entries, ReadAll(o, tree, ro, progress, &summary));
   const ManifestHeader h = HeaderFor(o, summary, base.get(), entries, alg);
   std::vector<Node> nodes;
   for (const SourceNode& n : tree.nodes) nodes.push_back({n.type, n.name, n.target, n.meta});
   summary.nodes = nodes.size();
   std::string xml;
   RETURN_IF_ERROR(RenderManifest(h, entries, &xml, nodes, summary.missing));
-  RETURN_IF_ERROR(tmp.Close(kTempDir));
-  if (::unlinkat(lock->dir_fd(), kTempDir, AT_REMOVEDIR) != 0) {
-    return Status::IOError("remove " + o.dest + "/" + kTempDir, errno);
-  }
-  // One syncfs makes every data file durable before the manifest that names them exists.
-  if (::syncfs(lock->dir_fd()) != 0) return Status::IOError("syncfs " + o.dest, errno);
-  RETURN_IF_ERROR(WriteFileAtomically(o.dest, ".backup", xml));
-  RETURN_IF_ERROR(lock->Commit());
+  RETURN_IF_ERROR(writer->Finish(xml));
   return summary;
 }
 

@@ -12,6 +12,7 @@
 #include "engine/chain_options.h"
 #include "engine/checksum.h"
 #include "engine/manifest.h"
+#include "engine/storage.h"
 
 namespace stitchfs::engine {
 
@@ -26,6 +27,7 @@ struct BackupOptions {
   bool files_cache = false;  // Trust unchanged size+mtime+ctime+inode against the base.
   int max_retries = 3;       // Re-reads of a file that changes while read.
   std::string timestamp;     // "YYYY-MM-DD hh:mm:ss" to record; empty = now (local time).
+  std::shared_ptr<const Storage> storage;  // Where `dest` is; null: this machine's files.
 };
 
 struct BackupSummary {

@@ -46,7 +46,7 @@ class Reader {
     for (int attempt = 0;; ++attempt) {
       r = Attempt(by_name, attempt);
       if (!IsChanged(r.status) || attempt >= o_.max_retries) break;
-      ::unlinkat(o_.temp_fd, temp_name_.c_str(), 0);
+      o_.writer->DropStaged(temp_name_).IgnoreError();  // Staged again by the next attempt.
     }
     return r;
   }
@@ -119,8 +119,8 @@ class Reader {
     in.algorithm = o_.algorithm;
     if (by_name && by_name->size > 0) in.base = std::make_pair(by_name->size, by_name->checksum);
     in.immutable = immutable_;
-    in.temp_dir_fd = o_.temp_fd;
-    in.temp_name = temp_name_;
+    in.writer = o_.writer;
+    in.staged_id = temp_name_;
     auto pass = RunFilePass(in, &r.fault);
     if (!pass.ok()) {
       r.status = pass.status();

@@ -26,8 +26,8 @@ struct FileResult {
 };
 
 struct SourceReadOptions {
-  int source_fd = -1;  // The source root; files are opened beneath it.
-  int temp_fd = -1;    // Where data files are created (named by the file's index).
+  int source_fd = -1;              // The source root; files are opened beneath it.
+  BackupWriter* writer = nullptr;  // Where data files are staged (under the file's index).
   ChecksumAlgorithm algorithm = ChecksumAlgorithm::kXxh3;
   const Manifest* base = nullptr;  // The base's manifest, or nullptr for a full backup.
   bool files_cache = false;        // Trust unchanged size+mtime+ctime+inode against the base.
@@ -35,8 +35,8 @@ struct SourceReadOptions {
   const std::vector<std::string>* immutable_globs = nullptr;
 };
 
-// Reads source file `f` (index `index` of the walk) and stores what must be stored as data file
-// `index` in the temp folder. Thread-safe for distinct indexes.
+// Reads source file `f` (index `index` of the walk) and stages what must be stored as data
+// file `index` with the writer. Thread-safe for distinct indexes.
 FileResult ReadSourceFile(const SourceReadOptions& o, const SourceFile& f, size_t index);
 
 }  // namespace stitchfs::engine

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/backup_folder.h"
@@ -49,6 +50,40 @@ struct ManifestSource {
   ManifestIdentity identity;
 };
 
+// A file being written into a backup. Not thread-safe.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual Status Append(std::string_view data) = 0;
+  // Hands everything appended to the storage (durable only after BackupWriter::Finish). A
+  // failure means written data may be lost.
+  virtual Status Close() = 0;
+  // An fd that in-kernel copies may write to, or -1.
+  virtual int fd() const { return -1; }
+};
+
+// One backup being written (Storage::StartBackup): the destination is owned exclusively while
+// written (ClickHouse's `.lock`); data files are staged, then published under their names; the
+// manifest comes last, after every data file is durable. Not thread-safe, except CreateStaged,
+// DropStaged and the files they return, which workers use at once for distinct ids.
+class BackupWriter {
+ public:
+  // Without Finish: everything written is removed, the manifest first (if it cannot be, what
+  // stays is a complete backup, never a manifest without its data).
+  virtual ~BackupWriter() = default;
+  // A new staged data file `id` (unique within this backup).
+  virtual StatusOr<std::unique_ptr<WritableFile>> CreateStaged(const std::string& id) = 0;
+  // Removes staged file `id` if there is one.
+  virtual Status DropStaged(const std::string& id) = 0;
+  // Makes staged file `id` the data file `name` (a safe relative path; folders as needed).
+  virtual Status Publish(const std::string& id, const std::string& name) = 0;
+  // A new data file `name`, written in place (when nothing needs staging).
+  virtual StatusOr<std::unique_ptr<WritableFile>> CreateDataFile(const std::string& name) = 0;
+  // Every data file durable, then `manifest` written as `.backup` atomically, then the lock
+  // released. The backup is complete once this returns OK.
+  virtual Status Finish(std::string_view manifest) = 0;
+};
+
 // Thread-safe.
 class Storage {
  public:
@@ -71,6 +106,13 @@ class Storage {
       const std::shared_ptr<const BackupFolder>& folder, const std::string& relative) const = 0;
   // The backups of the store at `location` by name (the rules of engine::ScanStore).
   virtual StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const = 0;
+
+  // Starts writing backup `uuid` at `location`: kBackupAlreadyExists if a backup, a live
+  // writer's `.lock` or anything else is there. An unfinished backup whose writer died is taken
+  // over (its partial data removed) and `*notice` says so.
+  virtual StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
+                                                              const std::string& uuid,
+                                                              std::string* notice) const = 0;
 };
 
 }  // namespace stitchfs::engine

@@ -13,26 +13,9 @@
 namespace stitchfs::engine {
 namespace {
 
-// Moves temp data file `i` to `name` beneath the destination.
-Status MoveIntoPlace(const PlanInput& in, size_t i, const std::string& name) {
-  const size_t slash = name.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : name.substr(0, slash);
-  ASSIGN_OR_RETURN(UniqueFd parent, MakeDirsBeneath(in.dest_fd, dir));
-  const std::string leaf = slash == std::string::npos ? name : name.substr(slash + 1);
-  if (::renameat(in.tmp_fd, std::to_string(i).c_str(), parent.get(), leaf.c_str()) != 0) {
-    return Status::IOError("move data file into place as " + name, errno);
-  }
-  return Status::OK();
-}
-
-// Removes temp data file `i` if there is one (a failed read may have left part of one; a
+// Removes staged data file `i` if there is one (a failed read may have left part of one; a
 // failure to remove it is the destination's).
-Status DropTemp(const PlanInput& in, size_t i) {
-  if (::unlinkat(in.tmp_fd, std::to_string(i).c_str(), 0) != 0 && errno != ENOENT) {
-    return Status::IOError("remove a temporary data file", errno);
-  }
-  return Status::OK();
-}
+Status DropTemp(const PlanInput& in, size_t i) { return in.writer.DropStaged(std::to_string(i)); }
 
 // The entry for a result read without error (no content decisions yet).
 FileEntry EntryOf(const std::string& name, const FileResult& r) {
@@ -107,7 +90,7 @@ StatusOr<std::vector<FileEntry>> FinishEntries(const PlanInput& in, BackupSummar
       e.base_size = r.pass.base_size;
       e.base_checksum = r.pass.base_checksum;
       if (!r.pass.stored) return Status::Internal("no data written for " + name);
-      RETURN_IF_ERROR(MoveIntoPlace(in, i, name));
+      RETURN_IF_ERROR(in.writer.Publish(std::to_string(i), name));
       s->bytes_from_base_prefix += e.base_size;
       s->bytes_stored += e.size - e.base_size;
       ++s->data_files;

@@ -16,8 +16,7 @@ struct PlanInput {
   const SourceTree& tree;
   std::vector<FileResult>& results;  // Parallel to tree.files.
   const Manifest* base;              // The base's manifest, or nullptr.
-  int dest_fd;
-  int tmp_fd;  // Holds data file `i` for file i when results[i] stored.
+  BackupWriter& writer;              // Holds staged data file `i` for file i when it stored.
 };
 
 // Names that the source gave one (dev, ino) with a link count above 1 are hard links only if

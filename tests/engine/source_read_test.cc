@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "engine/local_storage.h"
 #include "engine/unique_fd.h"
 #include "tests/testutil/fixture.h"
 
@@ -23,11 +24,13 @@ class SourceReadTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::filesystem::create_directories(dir_ / "src");
-    std::filesystem::create_directories(dir_ / "tmp");
     src_ = UniqueFd(::open((dir_ / "src").c_str(), O_RDONLY | O_DIRECTORY));
-    tmp_ = UniqueFd(::open((dir_ / "tmp").c_str(), O_RDONLY | O_DIRECTORY));
+    std::string notice;
+    auto writer = LocalStorage::Create()->StartBackup(dir_ / "dest", testutil::NewUuid(), &notice);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    writer_ = std::move(*writer);
     o_.source_fd = src_.get();
-    o_.temp_fd = tmp_.get();
+    o_.writer = writer_.get();
     o_.immutable_globs = &immutable_;
   }
   // What the walk saw of `name` now.
@@ -37,10 +40,13 @@ class SourceReadTest : public ::testing::Test {
     return f;
   }
   std::string Src(const std::string& name) { return dir_ / ("src/" + name); }
-  std::string Stored(size_t index) { return ReadFile(dir_ / ("tmp/" + std::to_string(index))); }
+  std::string Stored(size_t index) {
+    return ReadFile(dir_ / ("dest/.stitch-tmp/" + std::to_string(index)));
+  }
 
   TempDir dir_;
-  UniqueFd src_, tmp_;
+  UniqueFd src_;
+  std::unique_ptr<BackupWriter> writer_;
   std::vector<std::string> immutable_;
   SourceReadOptions o_;
 };
@@ -95,7 +101,7 @@ TEST_F(SourceReadTest, AnythingButARegularFileIsASourceFaultAndNeverBlocks) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << kind;
     EXPECT_FALSE(r.status.ok()) << kind;
     EXPECT_EQ(r.fault, PassFault::kSource) << kind;
-    EXPECT_FALSE(std::filesystem::exists(dir_ / "tmp/2")) << kind;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "dest/.stitch-tmp/2")) << kind;
   }
 }
 
@@ -113,8 +119,20 @@ TEST_F(SourceReadTest, AnImmutableFileIsTakenWholeAtItsSizeNow) {
 
 TEST_F(SourceReadTest, AFailureToWriteTheDestinationIsTheDestinationsFault) {
   WriteFile(Src("data"), "some bytes");
-  UniqueFd proc(::open("/proc", O_RDONLY | O_DIRECTORY));  // Nothing can be created there.
-  o_.temp_fd = proc.get();
+  // A destination that is full: staging a data file fails.
+  class FullDisk final : public BackupWriter {
+   public:
+    StatusOr<std::unique_ptr<WritableFile>> CreateStaged(const std::string&) override {
+      return Status::IOError("create a staged data file", ENOSPC);
+    }
+    Status DropStaged(const std::string&) override { return Status::OK(); }
+    Status Publish(const std::string&, const std::string&) override { return Status::OK(); }
+    StatusOr<std::unique_ptr<WritableFile>> CreateDataFile(const std::string&) override {
+      return Status::IOError("create", ENOSPC);
+    }
+    Status Finish(std::string_view) override { return Status::OK(); }
+  } full;
+  o_.writer = &full;
   FileResult r = ReadSourceFile(o_, Walk("data"), 0);
   EXPECT_FALSE(r.status.ok());
   EXPECT_EQ(r.fault, PassFault::kDestination) << r.status.ToString();
