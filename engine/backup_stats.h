@@ -18,7 +18,10 @@ struct BackupStats {
   std::vector<uint64_t> bytes_by_level;  // [level] = bytes of the top's files read from it.
 };
 
-// Computes the figures of the top backup of `chain` (FORMAT.md section 6.3). Resolves every
+// Computes the figures of the top backup of `chain`, counted as ClickHouse counts them for
+// system.backups: every <file> entry is a file; a stored data object is an entry with bytes of
+// its own (size > base_size) in a data file named after it (a duplicate pointing at another
+// entry's data file is not one); uncompressed_size adds the length of `.backup`. Resolves every
 // entry, so errors are those of BackupChain::Resolve.
 StatusOr<BackupStats> ComputeStats(const BackupChain& chain);
 // The figures that need only `top`'s manifest; bytes_by_level is zeroed for `depth` levels.
