@@ -31,12 +31,15 @@ namespace stitchfs::engine {
 
 // One generation of one backup folder of a store.
 struct StoreSlot {
-  std::string name;           // Folder name inside the store.
-  std::string path;           // Absolute.
-  FolderIdentity folder;      // The folder and the `.backup` its header was read from.
-  ManifestIdentity manifest;  //
-  std::string uuid;           // From the header; empty when the header could not be read,
-  std::string timestamp;      // and then `error` says why. "YYYY-MM-DD hh:mm:ss" as written.
+  std::string name;  // Folder name inside the store.
+  std::string path;  // Absolute.
+  // The folder and the `.backup` the header was read from.
+  FolderIdentity folder;
+  ManifestIdentity manifest;
+  // From the header: empty when it could not be read (a damaged manifest, a hostile uuid or
+  // timestamp), and then `error` says why. The timestamp as written, "YYYY-MM-DD hh:mm:ss".
+  std::string uuid;
+  std::string timestamp;
   CivilSeconds time = 0;
   Status error;
   bool present = true;  // False once retired: the folder went, or another backup took its place.
@@ -73,7 +76,7 @@ class StoreIndex {
   StoreChanges Rescan(std::unique_lock<std::mutex>& lock, bool force);
 
   // Slots are numbered 1..size(); retired ones stay. nullptr for any other number. The
-  // reference stays valid for the index's life (its contents change under Rescan and Show).
+  // pointer stays valid for the index's life (what it points to changes under Rescan, Show).
   size_t size() const { return slots_.size(); }
   const StoreSlot* slot(uint64_t k) const;
 

@@ -9,7 +9,7 @@ OpenBackups::OpenBackups(std::string store, const StoreOptions& options, Log log
   Rescan(/*force=*/true);
 }
 
-OpenBackups::Opened& OpenBackups::At(uint64_t k) {
+OpenBackups::Opened& OpenBackups::State(uint64_t k) {
   if (opened_.size() < k) opened_.resize(index_.size());
   return opened_[k - 1];
 }
@@ -17,7 +17,7 @@ OpenBackups::Opened& OpenBackups::At(uint64_t k) {
 void OpenBackups::Rescan(bool force) {
   std::unique_lock<std::mutex> lock(mu_);
   const engine::StoreChanges changes = index_.Rescan(lock, force);
-  for (uint64_t k : changes.reset) At(k).view.reset();
+  for (uint64_t k : changes.reset) State(k).view.reset();
   if (changes.scanned) DropStale();
 }
 
@@ -57,7 +57,7 @@ engine::StatusOr<std::shared_ptr<const BackupView>> OpenBackups::View(uint64_t k
       std::lock_guard<std::mutex> lock(mu_);
       const engine::StoreSlot* s = index_.slot(k);
       if (s == nullptr) return engine::Status::EntryNotFound("no such backup");
-      Opened& o = At(k);
+      Opened& o = State(k);
       if (o.view) {
         o.last_use = ++clock_;
         return o.view;
@@ -88,7 +88,7 @@ engine::StatusOr<std::shared_ptr<const BackupView>> OpenBackups::Install(
   }
   if (!backup.ok()) return backup.status();
   if (!s.present) return engine::Status::EntryNotFound("Backup " + s.path + " is gone");
-  Opened& o = At(k);
+  Opened& o = State(k);
   if (!index_.Show(k, (*backup)->top().manifest().ContentSignature())) {
     // Same uuid and time, other content: never under the same inode numbers.
     o.view.reset();

@@ -61,7 +61,7 @@ class OpenBackups {
     size_t bytes = 0;  // view->MemoryUsage().
   };
   // The open state of slot `k` (REQUIRES: mu_ held; 1 <= k <= index_.size()).
-  Opened& At(uint64_t k);
+  Opened& State(uint64_t k);
   engine::ResolveOptions Resolve();
   // Installs what View opened for slot `k`; `*again` when the folder changed since the last
   // scan (the caller rescans and tries once more). REQUIRES: mu_ held.
