@@ -1,6 +1,11 @@
 // ManifestFields: the tag semantics of a manifest, apart from the XML mechanics. It collects
 // the text of header and per-file leaves and turns them into a ManifestHeader and FileEntry
-// values with ClickHouse's defaults and checks (FORMAT.md section 2.3 and 2.4).
+// values with ClickHouse's defaults and checks, as its own reader applies them: <version> 1 or
+// 2, <timestamp> and <uuid> required; per file <name> and <size> required, and for a non-empty
+// file a 32-hex-digit <checksum>; <base_size> defaults to the size when <use_base> is true, else
+// to 0, and may not exceed the size; <base_checksum> is required when 0 < base_size < size
+// (it is the checksum when base_size == size); <data_file> defaults to the name; an empty
+// file's checksum, base and data file tags are ignored.
 #pragma once
 
 #include <optional>

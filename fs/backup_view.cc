@@ -3,6 +3,13 @@
 #include "fs/xattrs.h"
 
 namespace stitchfs::fs {
+namespace {
+
+engine::Status NoInode(uint64_t ino) {
+  return engine::Status::EntryNotFound("no inode " + std::to_string(ino));
+}
+
+}  // namespace
 
 BackupView::BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, AttrOptions attr,
                        uint64_t parent_ino)
@@ -14,9 +21,9 @@ BackupView::BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, Att
   for (size_t i = 0; i < m.num_entries(); ++i) total_size_ += m.entry(i).size;
 }
 
-std::optional<struct stat> BackupView::Attr(uint64_t ino) const {
-  const Inode* n = table_.Get(Real(ino));
-  if (n == nullptr) return std::nullopt;
+engine::StatusOr<struct stat> BackupView::Attr(uint64_t ino) const {
+  const Inode* n = Get(ino);
+  if (n == nullptr) return NoInode(ino);
   struct stat st = table_.Stat(Real(ino), attr_);
   if (n->type == InodeType::kFile && !IsMirror(ino)) {
     // A file without metadata that is unchanged since an older backup shows that backup's time.
@@ -37,57 +44,59 @@ std::optional<struct stat> BackupView::Attr(uint64_t ino) const {
   return st;
 }
 
-uint64_t BackupView::Lookup(uint64_t parent, std::string_view name) const {
+engine::StatusOr<uint64_t> BackupView::Lookup(uint64_t parent, std::string_view name) const {
   const uint64_t child = table_.Lookup(Real(parent), name);
-  if (child == 0 && parent == InodeTable::kRoot && name == kAppendedDir)
-    return Mirror(InodeTable::kRoot);
-  return child == 0 ? 0 : IsMirror(parent) ? Mirror(child) : child;
+  if (child != 0) return IsMirror(parent) ? Mirror(child) : child;
+  if (parent == InodeTable::kRoot && name == kAppendedDir) return Mirror(InodeTable::kRoot);
+  return engine::Status::EntryNotFound("no entry \"" + std::string(name) + "\"");
 }
 
-bool BackupView::DirEntry(uint64_t ino, size_t index, std::string* name, uint64_t* child) const {
-  const uint64_t real = Real(ino);
-  const Inode* dir = table_.Get(real);
-  if (dir == nullptr) return false;
-  if (index < 2) {
-    *name = index == 0 ? "." : "..";
-    if (index == 0) {
-      *child = ino;
-    } else if (real == InodeTable::kRoot) {
-      *child = IsMirror(ino) ? InodeTable::kRoot : parent_ino_;
+engine::StatusOr<std::vector<DirEntry>> BackupView::ReadDir(uint64_t ino, size_t offset,
+                                                            size_t max) const {
+  const Inode* dir = Get(ino);
+  if (dir == nullptr) return NoInode(ino);
+  if (dir->type != InodeType::kDir) return engine::Status::InvalidArgument("not a folder");
+  const auto kids = table_.Children(*dir);
+  std::vector<DirEntry> out;
+  for (size_t i = offset; i < kids.size() + 2 && out.size() < max; ++i) {
+    if (i >= 2) {
+      const uint64_t child = kids[i - 2].ino;
+      out.push_back({std::string(kids[i - 2].Name()), IsMirror(ino) ? Mirror(child) : child});
+    } else if (i == 0) {
+      out.push_back({".", ino});
+    } else if (Real(ino) == InodeTable::kRoot) {
+      out.push_back({"..", IsMirror(ino) ? InodeTable::kRoot : parent_ino_});
     } else {
-      *child = IsMirror(ino) ? Mirror(dir->parent) : dir->parent;
+      out.push_back({"..", IsMirror(ino) ? Mirror(dir->parent) : dir->parent});
     }
-    return true;
   }
-  auto kids = table_.Children(*dir);
-  if (index - 2 >= kids.size()) return false;
-  *name = std::string(kids[index - 2].Name());
-  *child = IsMirror(ino) ? Mirror(kids[index - 2].ino) : kids[index - 2].ino;
-  return true;
+  return out;
 }
 
 engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> BackupView::Open(
     uint64_t ino) const {
-  const Inode* n = table_.Get(Real(ino));
-  if (n == nullptr || n->type != InodeType::kFile) {
-    return engine::Status::EntryNotFound("no such file");
-  }
+  const Inode* n = Get(ino);
+  if (n == nullptr) return NoInode(ino);
+  if (n->type != InodeType::kFile) return engine::Status::EntryNotFound("not a regular file");
   return IsMirror(ino) ? backup_->OpenStoredTail(n->ref) : backup_->OpenEntry(n->ref);
 }
 
 engine::StatusOr<std::string> BackupView::Readlink(uint64_t ino) const {
-  const Inode* n = table_.Get(Real(ino));
-  if (n == nullptr || n->type != InodeType::kSymlink) {
-    return engine::Status::InvalidArgument("not a symlink");
-  }
+  const Inode* n = Get(ino);
+  if (n == nullptr) return NoInode(ino);
+  if (n->type != InodeType::kSymlink) return engine::Status::InvalidArgument("not a symlink");
   return std::string(backup_->top().manifest().node(n->ref).target);
 }
 
-std::vector<std::string> BackupView::XattrNames(uint64_t ino) const {
+engine::StatusOr<std::vector<std::string>> BackupView::XattrNames(uint64_t ino) const {
+  if (Get(ino) == nullptr) return NoInode(ino);
+  if (IsMirror(ino)) return std::vector<std::string>{};
   return fs::XattrNames(*this, ino);
 }
 
-std::optional<std::string> BackupView::Xattr(uint64_t ino, const std::string& name) const {
+engine::StatusOr<std::string> BackupView::Xattr(uint64_t ino, const std::string& name) const {
+  if (Get(ino) == nullptr) return NoInode(ino);
+  if (IsMirror(ino)) return engine::Status::EntryNotFound("no attribute " + name);
   return XattrValue(*this, ino, name);
 }
 

@@ -17,15 +17,16 @@ class BackupView final : public Namespace {
   BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, AttrOptions attr,
              uint64_t parent_ino = InodeTable::kRoot);
 
-  std::optional<struct stat> Attr(uint64_t ino) const override;
-  uint64_t Lookup(uint64_t parent, std::string_view name) const override;
+  engine::StatusOr<struct stat> Attr(uint64_t ino) const override;
+  engine::StatusOr<uint64_t> Lookup(uint64_t parent, std::string_view name) const override;
   double Timeout(uint64_t) const override { return kForever; }
-  bool DirEntry(uint64_t ino, size_t index, std::string* name, uint64_t* child) const override;
+  engine::StatusOr<std::vector<DirEntry>> ReadDir(uint64_t ino, size_t offset,
+                                                  size_t max) const override;
   engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> Open(
       uint64_t ino) const override;
   engine::StatusOr<std::string> Readlink(uint64_t ino) const override;
-  std::vector<std::string> XattrNames(uint64_t ino) const override;
-  std::optional<std::string> Xattr(uint64_t ino, const std::string& name) const override;
+  engine::StatusOr<std::vector<std::string>> XattrNames(uint64_t ino) const override;
+  engine::StatusOr<std::string> Xattr(uint64_t ino, const std::string& name) const override;
   uint64_t TotalBytes() const override { return total_size_; }
   uint64_t NumInodes() const override { return table_.size(); }
 
@@ -49,6 +50,7 @@ class BackupView final : public Namespace {
 
  private:
   // Inodes above table_.size() are the .appended mirror of inode (ino - size).
+  const Inode* Get(uint64_t ino) const { return table_.Get(Real(ino)); }
   bool IsMirror(uint64_t ino) const { return ino > table_.size() && ino <= 2 * table_.size(); }
   uint64_t Real(uint64_t ino) const { return IsMirror(ino) ? ino - table_.size() : ino; }
   uint64_t Mirror(uint64_t real) const { return real + table_.size(); }

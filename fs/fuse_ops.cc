@@ -47,30 +47,49 @@ void Guard(fuse_req_t req, Fn fn) {
   }
 }
 
-// Replies with the errno of `s`, logging it when it is an EIO.
+// Replies with the errno of `s` (engine::ErrnoFor, the one table), logging it when it is EIO.
 void ReplyError(fuse_req_t req, const engine::Status& s) {
   const int err = engine::ErrnoFor(s);
   if (err == EIO) LogError(Ctx(req), s.ToString());
   fuse_reply_err(req, err);
 }
 
-// The entry for `ino` (0: a negative entry, cached like a positive one) found in `parent`.
-fuse_entry_param Entry(const Namespace& ns, uint64_t parent, uint64_t ino) {
+bool Absent(const engine::Status& s) { return s.code() == engine::ErrorCode::kEntryNotFound; }
+
+// The entry of `ino` (the answer of a Lookup) in `parent`. A name that is absent, or that went
+// between the lookup and its attributes, is a negative entry (ino 0), which the kernel caches
+// for the parent's timeout; any other error is returned.
+engine::StatusOr<fuse_entry_param> Entry(const Namespace& ns, uint64_t parent,
+                                         const engine::StatusOr<uint64_t>& ino) {
   fuse_entry_param e = {};
   e.entry_timeout = ns.Timeout(parent);
-  if (ino != 0) {
-    if (auto st = ns.Attr(ino)) {
-      e.ino = ino;
-      e.attr = *st;
-      e.attr_timeout = ns.Timeout(ino);
-    }
+  if (!ino.ok()) {
+    if (Absent(ino.status())) return e;
+    return ino.status();
   }
+  auto st = ns.Attr(*ino);
+  if (!st.ok()) {
+    if (Absent(st.status())) return e;
+    return st.status();
+  }
+  e.ino = *ino;
+  e.attr = *st;
+  e.attr_timeout = ns.Timeout(*ino);
   return e;
 }
 
-bool IsDir(const Namespace& ns, uint64_t ino) {
+// True if `ino` is a folder; otherwise replies ENOTDIR, or the error that stood in the way.
+bool IsDirOrReply(fuse_req_t req, const Namespace& ns, uint64_t ino) {
   auto st = ns.Attr(ino);
-  return st && S_ISDIR(st->st_mode);
+  if (!st.ok()) {
+    ReplyError(req, st.status());
+    return false;
+  }
+  if (!S_ISDIR(st->st_mode)) {
+    fuse_reply_err(req, ENOTDIR);
+    return false;
+  }
+  return true;
 }
 
 // Every readdir is a readdirplus: the entries' attributes come with the listing, so walking a
@@ -81,17 +100,18 @@ void OnInit(void*, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
 }
 
-// Replies: entry | err
+// Replies: entry | err. A folder that cannot be read (a backup of a store that cannot be
+// opened) is an error, never a negative entry: the kernel would keep that for good.
 void OnLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Guard(req, [&] {
     const Namespace& ns = Ns(req);
-    if (!IsDir(ns, parent)) return (void)fuse_reply_err(req, ENOTDIR);
-    if (auto s = ns.CheckDir(parent); !s.ok()) return ReplyError(req, s);
-    fuse_entry_param e = Entry(ns, parent, ns.Lookup(parent, name));
+    if (!IsDirOrReply(req, ns, parent)) return;
+    auto e = Entry(ns, parent, ns.Lookup(parent, name));
+    if (!e.ok()) return ReplyError(req, e.status());
     // A symlink does not count: following `latest` or `at/...` of a store is not a stat walk.
-    const mode_t type = e.attr.st_mode & S_IFMT;
-    if (e.ino != 0 && type != S_IFDIR && type != S_IFLNK) Ctx(req).listing.FileLookedUp();
-    fuse_reply_entry(req, &e);
+    const mode_t type = e->attr.st_mode & S_IFMT;
+    if (e->ino != 0 && type != S_IFDIR && type != S_IFLNK) Ctx(req).listing.FileLookedUp();
+    fuse_reply_entry(req, &*e);
   });
 }
 
@@ -100,7 +120,7 @@ void OnGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   Guard(req, [&] {
     const Namespace& ns = Ns(req);
     auto st = ns.Attr(ino);
-    if (!st) return (void)fuse_reply_err(req, ENOENT);
+    if (!st.ok()) return ReplyError(req, st.status());
     fuse_reply_attr(req, &*st, ns.Timeout(ino));
   });
 }
@@ -109,19 +129,25 @@ void OnGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 void OnReadlink(fuse_req_t req, fuse_ino_t ino) {
   Guard(req, [&] {
     auto target = Ns(req).Readlink(ino);
-    if (!target.ok()) return (void)fuse_reply_err(req, EINVAL);
+    if (!target.ok()) return ReplyError(req, target.status());
     fuse_reply_readlink(req, target->c_str());
   });
 }
 
-// The readdirplus entry for entry `index` of folder `ino`: "." and ".." carry no attributes
-// (no lookup for them); files carry theirs only once something has asked for a file's (see
-// ListingPolicy), otherwise just their inode number and type.
-fuse_entry_param ListedEntry(fuse_req_t req, uint64_t ino, size_t index, uint64_t child) {
+// The readdirplus entry for `d`, entry `index` of folder `ino`: "." and ".." carry no
+// attributes (no lookup for them); files carry theirs only once something has asked for a
+// file's (see ListingPolicy), otherwise just their inode number and type. An entry whose
+// attributes cannot be had carries none either.
+fuse_entry_param ListedEntry(fuse_req_t req, uint64_t ino, size_t index, const DirEntry& d) {
   const Namespace& ns = Ns(req);
-  fuse_entry_param e = Entry(ns, ino, index < 2 ? 0 : child);
+  fuse_entry_param e = {};
+  e.entry_timeout = ns.Timeout(ino);
+  if (index >= 2) {
+    auto full = Entry(ns, ino, d.ino);
+    if (full.ok()) e = *full;
+  }
   if (index < 2) {
-    e.attr.st_ino = child;
+    e.attr.st_ino = d.ino;
     e.attr.st_mode = S_IFDIR;
   } else if (!S_ISDIR(e.attr.st_mode) && !Ctx(req).listing.FileAttrs()) {
     e.ino = 0;  // The kernel lists the name and type but instantiates no inode.
@@ -129,31 +155,45 @@ fuse_entry_param ListedEntry(fuse_req_t req, uint64_t ino, size_t index, uint64_
   return e;
 }
 
-// Fills a readdir(plus) buffer from entry `off` on (see Namespace::DirEntry).
-void ReplyDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
+// At most how many entries of `size` bytes of readdir(plus) reply can hold (names of at least
+// one byte, padded to 8: 32 bytes each, 160 with attributes).
+size_t MaxEntries(size_t size, bool plus) { return size / (plus ? 160 : 32) + 1; }
+
+// Adds the entries of `list` to `buf` while they fit; returns the bytes used.
+size_t AddEntries(fuse_req_t req, uint64_t ino, size_t off, bool plus,
+                  const std::vector<DirEntry>& list, std::vector<char>& buf) {
   const Namespace& ns = Ns(req);
-  if (!IsDir(ns, ino)) return (void)fuse_reply_err(req, ENOTDIR);
-  if (auto s = ns.CheckDir(ino); !s.ok()) return ReplyError(req, s);
-  if (plus && off == 0 && !Ctx(req).listing.FileAttrs()) Ctx(req).listing.ListedLean(ino);
-  std::vector<char> buf(size);
   size_t used = 0;
-  std::string name;
-  uint64_t child = 0;
-  for (size_t i = static_cast<size_t>(off); ns.DirEntry(ino, i, &name, &child); ++i) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    const DirEntry& d = list[i];
+    const off_t next = static_cast<off_t>(off + i + 1);
     size_t n;
-    const off_t next = static_cast<off_t>(i + 1);
     if (plus) {
-      const fuse_entry_param e = ListedEntry(req, ino, i, child);
-      n = fuse_add_direntry_plus(req, buf.data() + used, size - used, name.c_str(), &e, next);
+      const fuse_entry_param e = ListedEntry(req, ino, off + i, d);
+      n = fuse_add_direntry_plus(req, buf.data() + used, buf.size() - used, d.name.c_str(), &e,
+                                 next);
     } else {
       struct stat st = {};
-      st.st_ino = child;
-      st.st_mode = ns.Attr(child).value_or(st).st_mode;
-      n = fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st, next);
+      st.st_ino = d.ino;
+      auto a = ns.Attr(d.ino);
+      st.st_mode = a.ok() ? a->st_mode : 0;
+      n = fuse_add_direntry(req, buf.data() + used, buf.size() - used, d.name.c_str(), &st, next);
     }
-    if (n > size - used) break;
+    if (n > buf.size() - used) break;
     used += n;
   }
+  return used;
+}
+
+// Replies a readdir(plus) buffer with the entries from `off` on (see Namespace::ReadDir).
+void ReplyDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus) {
+  const Namespace& ns = Ns(req);
+  if (!IsDirOrReply(req, ns, ino)) return;
+  auto list = ns.ReadDir(ino, static_cast<size_t>(off), MaxEntries(size, plus));
+  if (!list.ok()) return ReplyError(req, list.status());
+  if (plus && off == 0 && !Ctx(req).listing.FileAttrs()) Ctx(req).listing.ListedLean(ino);
+  std::vector<char> buf(size);
+  const size_t used = AddEntries(req, ino, static_cast<size_t>(off), plus, *list, buf);
   fuse_reply_buf(req, buf.data(), used);
 }
 
@@ -170,7 +210,7 @@ void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, [&] {
     const Namespace& ns = Ns(req);
     auto st = ns.Attr(ino);
-    if (!st) return (void)fuse_reply_err(req, ENOENT);
+    if (!st.ok()) return ReplyError(req, st.status());
     if (S_ISDIR(st->st_mode)) return (void)fuse_reply_err(req, EISDIR);
     if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
       return (void)fuse_reply_err(req, EROFS);
@@ -227,11 +267,12 @@ void ReplyXattr(fuse_req_t req, const std::string& value, size_t size) {
   fuse_reply_buf(req, value.data(), value.size());
 }
 
-// Replies: buf | data | xattr | err
+// Replies: buf | data | xattr | err (ENODATA for an attribute the inode does not have)
 void OnGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   Guard(req, [&] {
     auto v = Ns(req).Xattr(ino, name);
-    if (!v) return (void)fuse_reply_err(req, ENODATA);
+    if (!v.ok() && Absent(v.status())) return (void)fuse_reply_err(req, ENODATA);
+    if (!v.ok()) return ReplyError(req, v.status());
     ReplyXattr(req, *v, size);
   });
 }
@@ -239,8 +280,10 @@ void OnGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
 // Replies: buf | data | xattr | err
 void OnListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   Guard(req, [&] {
+    auto names = Ns(req).XattrNames(ino);
+    if (!names.ok()) return ReplyError(req, names.status());
     std::string all;
-    for (const auto& n : Ns(req).XattrNames(ino)) all.append(n).push_back('\0');
+    for (const auto& n : *names) all.append(n).push_back('\0');
     ReplyXattr(req, all, size);
   });
 }

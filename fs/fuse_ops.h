@@ -1,5 +1,5 @@
-// The low-level FUSE operations: thin adapters that decode a request, make one call into the
-// InodeTable or the engine, and reply exactly once.
+// The low-level FUSE operations: thin adapters that decode a request, ask the mount's Namespace,
+// and reply exactly once (errors through engine::ErrnoFor).
 #pragma once
 
 #define FUSE_USE_VERSION 312
@@ -7,8 +7,9 @@
 
 namespace stitchfs::fs {
 
-// The operation table; the session's userdata must be a MountState*. Without `xattrs`, the
-// extended attribute calls are left to libfuse (ENOSYS), which the kernel then answers itself.
+// The operation table; the session's userdata must be a MountContext* (fs/namespace.h). Without
+// `xattrs`, the extended attribute calls are left to libfuse (ENOSYS), which the kernel then
+// answers itself.
 const fuse_lowlevel_ops& Operations(bool xattrs = true);
 
 }  // namespace stitchfs::fs

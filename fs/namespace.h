@@ -1,5 +1,10 @@
 // Namespace: what the FUSE handlers see of a mount, FUSE-free. One backup (BackupView) or a
 // whole store of backups (StoreView). Inode 1 is the root.
+//
+// Every answer is a StatusOr. kEntryNotFound means absent: no such inode, name or attribute.
+// fuse_ops.cc replies it as ENOENT, a missing name as a negative entry that the kernel keeps for
+// Timeout(parent), a missing attribute as ENODATA. Any other error goes through
+// engine::ErrnoFor: a backup that cannot be opened, or damage, is EIO, never ENOENT.
 #pragma once
 
 #include <sys/stat.h>
@@ -7,7 +12,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,29 +22,37 @@
 
 namespace stitchfs::fs {
 
+// One entry of a folder listing.
+struct DirEntry {
+  std::string name;
+  uint64_t ino = 0;
+};
+
 // Thread-safe: handlers call it from many threads.
 class Namespace {
  public:
   virtual ~Namespace() = default;
 
-  // Attributes of `ino`; nullopt if there is no such inode (any more).
-  virtual std::optional<struct stat> Attr(uint64_t ino) const = 0;
-  // The inode named `name` in folder `parent`, or 0 (REQUIRES: parent is a folder).
-  virtual uint64_t Lookup(uint64_t parent, std::string_view name) const = 0;
+  // Attributes of `ino`. kEntryNotFound if there is no such inode (any more).
+  virtual engine::StatusOr<struct stat> Attr(uint64_t ino) const = 0;
+  // The inode named `name` in folder `parent`. kEntryNotFound if there is none; an error if the
+  // folder cannot be read. (REQUIRES: parent is a folder.)
+  virtual engine::StatusOr<uint64_t> Lookup(uint64_t parent, std::string_view name) const = 0;
   // Seconds the kernel may cache what was said about `ino` (attributes, and lookups in it).
   virtual double Timeout(uint64_t ino) const = 0;
-  // Entry `index` of folder `ino`: 0 is ".", 1 is "..", then the children in order. False past
-  // the end. (REQUIRES: ino is a folder.)
-  virtual bool DirEntry(uint64_t ino, size_t index, std::string* name, uint64_t* child) const = 0;
-  // OK if folder `ino` can be listed and searched; the reason if not (a broken backup in a store).
-  virtual engine::Status CheckDir(uint64_t) const { return engine::Status::OK(); }
+  // Up to `max` entries of folder `ino` from position `offset` on: 0 is ".", 1 is "..", then the
+  // children in order. Fewer (none) at the end. (REQUIRES: ino is a folder.)
+  virtual engine::StatusOr<std::vector<DirEntry>> ReadDir(uint64_t ino, size_t offset,
+                                                          size_t max) const = 0;
   // A reader for the regular file `ino`.
   virtual engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> Open(
       uint64_t ino) const = 0;
-  // The target of symlink `ino`.
+  // The target of symlink `ino`; kInvalidArgument if `ino` is not a symlink.
   virtual engine::StatusOr<std::string> Readlink(uint64_t ino) const = 0;
-  virtual std::vector<std::string> XattrNames(uint64_t ino) const = 0;
-  virtual std::optional<std::string> Xattr(uint64_t ino, const std::string& name) const = 0;
+  // The names of the extended attributes of `ino`, and the value of one (kEntryNotFound if `ino`
+  // has no attribute `name`).
+  virtual engine::StatusOr<std::vector<std::string>> XattrNames(uint64_t ino) const = 0;
+  virtual engine::StatusOr<std::string> Xattr(uint64_t ino, const std::string& name) const = 0;
   // For statfs.
   virtual uint64_t TotalBytes() const = 0;
   virtual uint64_t NumInodes() const = 0;

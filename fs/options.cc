@@ -9,19 +9,25 @@ namespace stitchfs::fs {
 
 const char kUsage[] =
     "usage: stitchfs [options] BACKUP MOUNTPOINT\n"
-    "Mounts a backup (and its chain of bases) read-only at MOUNTPOINT.\n"
+    "       stitchfs [options] STORE MOUNTPOINT\n"
+    "Mounts a backup (and its chain of bases), or a folder of backups, read-only at MOUNTPOINT.\n"
     "  -f                 stay in the foreground\n"
     "  -d                 debug output (implies -f)\n"
     "  -s                 single-threaded\n"
     "  -o OPT[,OPT...]    mount options:\n"
+    "       noxattr (no extended attributes: ls -l needs no round trips for them),\n"
+    "       spin_us=N (poll this long for the next request; default 200, 0 = libfuse's loop),\n"
     "       allow_other, default_permissions (on whenever allow_other is),\n"
     "       uid=N, gid=N, umask=OCTAL (override owners and modes),\n"
     "       base=DIR (the backup's base), disk=NAME:DIR (Disk('NAME', ...) locators),\n"
-    "       readahead_kb=N (sequential read request size when root; default 1024, 0 = kernel's)\n"
+    "       readahead_kb=N (sequential read request size when root; default 1024, 0 = kernel's),\n"
+    "       share_inodes (stores: a file unchanged between backups has one inode number),\n"
+    "       max_backups=N, cache_mb=N, manifest_cache_mb=N (stores: memory bounds; default\n"
+    "         32 opened backups kept while idle, 256 MiB for them, 64 MiB of base manifests),\n"
     "       ro, fsname=, subtype=, auto_unmount, nodev, nosuid, noexec, noatime, ...\n"
     "  -h, --help         this help\n"
     "  -V, --version      version\n"
-    "See stitchfs(1) for exit codes and extended attributes.\n";
+    "See stitchfs(1) for stores, exit codes and extended attributes.\n";
 
 namespace {
 

@@ -1,117 +1,86 @@
 #include "fs/store_view.h"
 
-#include <fcntl.h>
-#include <malloc.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
-#include <ctime>
-#include <filesystem>
 
-#include "engine/manifest_reader.h"
-#include "engine/store.h"
+#include "engine/local_storage.h"
+#include "fs/xattrs.h"
 
 namespace stitchfs::fs {
 namespace {
 
 constexpr double kStoreTimeout = 1.0;  // Seconds: new backups show up within this.
-constexpr uint64_t kFirstLinkIno = 16;
 constexpr uint64_t kLocalMask = (uint64_t{1} << StoreView::kSlotShift) - 1;
 
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+uint64_t SlotOf(uint64_t ino) { return ino >> StoreView::kSlotShift; }
+uint64_t LocalOf(uint64_t ino) { return ino & kLocalMask; }
+uint64_t InoOf(uint64_t slot, uint64_t local) { return (slot << StoreView::kSlotShift) | local; }
+
+bool IsStoreFolder(uint64_t ino) {
+  return ino == StoreView::kRootIno || ino == StoreView::kAtIno || ino == StoreView::kByUuidIno;
 }
 
+// The name at/ lists for a backup's timestamp: ISO 8601, "2026-11-02T13:00:05".
 std::string IsoTime(const std::string& ts) {
   std::string t = ts;
   std::replace(t.begin(), t.end(), ' ', 'T');
   return t;
 }
 
+engine::Status NoInode(uint64_t ino) {
+  return engine::Status::EntryNotFound("no inode " + std::to_string(ino));
+}
+
+StoreOptions WithCaches(StoreOptions o) {
+  if (!o.chain.backups) o.chain.backups = std::make_shared<engine::BackupCache>();
+  if (!o.chain.storage) o.chain.storage = engine::LocalStorage::Create(o.chain.max_open_files);
+  return o;
+}
+
+std::vector<DirEntry> Slice(std::vector<DirEntry> all, size_t offset, size_t max) {
+  if (offset >= all.size()) return {};
+  all.erase(all.begin(), all.begin() + static_cast<ptrdiff_t>(offset));
+  if (all.size() > max) all.resize(max);
+  return all;
+}
+
 }  // namespace
 
 StoreView::StoreView(std::string store, StoreOptions options,
                      std::function<void(const std::string&)> log)
-    : store_(std::move(store)),
-      options_(std::move(options)),
-      log_(std::move(log)),
-      mount_time_ns_(NowNs()),
-      change_ns_(mount_time_ns_) {
-  if (!options_.chain.backups) options_.chain.backups = std::make_shared<engine::BackupCache>();
-  if (!options_.chain.fd_cache) {
-    options_.chain.fd_cache = std::make_shared<engine::FdCache>(engine::DefaultFdCapacity());
+    : options_(WithCaches(std::move(options))),
+      backups_(std::move(store), options_, std::move(log)) {}
+
+engine::StatusOr<struct stat> StoreView::Attr(uint64_t ino) const {
+  const uint64_t slot = SlotOf(ino);
+  if (slot == 0) return StoreAttr(ino);
+  auto view = backups_.View(slot);
+  if (!view.ok()) {
+    // A backup that cannot be opened still shows as a folder; reading it gives the error.
+    const bool exists =
+        backups_.Read([&](const engine::StoreIndex& index) { return index.slot(slot) != nullptr; });
+    if (LocalOf(ino) == InodeTable::kRoot && exists) return FolderStat(ino);
+    return view.status();
   }
-  Rescan(true);
+  ASSIGN_OR_RETURN(struct stat st, (*view)->Attr(LocalOf(ino)));
+  st.st_ino = ino;
+  if (options_.share_inodes) ShareInode(**view, slot, LocalOf(ino), &st);
+  return st;
 }
 
-uint64_t StoreView::LinkIno(const std::string& key, const std::string& target) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto [it, inserted] = link_by_key_.emplace(key, kFirstLinkIno + links_.size());
-  if (inserted) {
-    links_.push_back({key, Link{target}});
-  } else {
-    links_[it->second - kFirstLinkIno].second.target = target;
+engine::StatusOr<struct stat> StoreView::StoreAttr(uint64_t ino) const {
+  if (IsStoreFolder(ino)) {
+    if (ino == kRootIno) backups_.Rescan(/*force=*/false);
+    return FolderStat(ino);
   }
-  return it->second;
+  ASSIGN_OR_RETURN(std::string target, Readlink(ino));
+  struct stat st = FolderStat(ino);
+  st.st_mode = S_IFLNK | 0777;
+  st.st_nlink = 1;
+  st.st_size = static_cast<off_t>(target.size());
+  return st;
 }
 
-// The folder name `name` in `dir` ("at" or "by-uuid") stands for, if any.
-std::optional<std::string> StoreView::Resolve(std::string_view dir, std::string_view name) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  const Slot* best = nullptr;
-  if (dir == "by-uuid") {
-    for (const auto& s : slots_) {
-      if (s.present && !s.uuid.empty() && s.uuid == name) best = &s;
-    }
-  } else if (auto end = engine::PeriodEnd(name)) {
-    for (const auto& s : slots_) {
-      if (!s.present || s.uuid.empty() || s.time > *end) continue;
-      if (!best || std::tie(s.time, s.name) > std::tie(best->time, best->name)) best = &s;
-    }
-  } else if (dir == "latest") {
-    for (const auto& s : slots_) {
-      if (!s.present || s.uuid.empty()) continue;
-      if (!best || std::tie(s.time, s.name) > std::tie(best->time, best->name)) best = &s;
-    }
-  }
-  if (!best) return std::nullopt;
-  return best->name;
-}
-
-uint64_t StoreView::Lookup(uint64_t parent, std::string_view name) const {
-  const uint64_t slot = parent >> kSlotShift;
-  if (slot != 0) {
-    auto view = View(slot);
-    if (!view) return 0;
-    const uint64_t local = view->Lookup(parent & kLocalMask, name);
-    return local ? (slot << kSlotShift) | local : 0;
-  }
-  if (parent == kRootIno) {
-    Rescan(false);
-    if (name == "at") return kAtIno;
-    if (name == "by-uuid") return kByUuidIno;
-    if (name == "latest") return Resolve("latest", "") ? kLatestIno : 0;
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = slot_by_name_.find(std::string(name));
-    if (it == slot_by_name_.end() || !slots_[it->second - 1].present) return 0;
-    return (it->second << kSlotShift) | InodeTable::kRoot;
-  }
-  if (parent != kAtIno && parent != kByUuidIno) return 0;
-  const std::string_view dir = parent == kAtIno ? "at" : "by-uuid";
-  Rescan(false);
-  auto target = Resolve(dir, name);
-  if (!target) return 0;
-  return LinkIno(std::string(dir) + "/" + std::string(name), "../" + *target);
-}
-
-double StoreView::Timeout(uint64_t ino) const {
-  return (ino >> kSlotShift) == 0 ? kStoreTimeout : BackupView::kForever;
-}
-
-struct stat StoreView::SyntheticStat(uint64_t ino) const {  // REQUIRES: mu_ held.
+struct stat StoreView::FolderStat(uint64_t ino) const {
   struct stat st = {};
   st.st_ino = ino;
   st.st_mode = S_IFDIR | 0555;
@@ -120,41 +89,12 @@ struct stat StoreView::SyntheticStat(uint64_t ino) const {  // REQUIRES: mu_ hel
   st.st_gid = options_.attr.gid.value_or(0);
   // The listing's mtime moves whenever a backup appears or goes, so the kernel drops its
   // cached copy of the folder (it compares mtimes when it revalidates, every second here).
-  const int64_t t =
-      ino == kRootIno || ino == kAtIno || ino == kByUuidIno ? change_ns_ : mount_time_ns_;
+  const int64_t t = backups_.Read([&](const engine::StoreIndex& index) {
+    return IsStoreFolder(ino) ? index.changed_ns() : index.created_ns();
+  });
   st.st_mtim.tv_sec = t / 1000000000;
   st.st_mtim.tv_nsec = t % 1000000000;
   st.st_atim = st.st_ctim = st.st_mtim;
-  return st;
-}
-
-std::optional<struct stat> StoreView::Attr(uint64_t ino) const {
-  const uint64_t slot = ino >> kSlotShift;
-  if (slot != 0) {
-    auto view = View(slot);
-    if (view) {
-      auto st = view->Attr(ino & kLocalMask);
-      if (st) st->st_ino = ino;
-      if (st && options_.share_inodes) ShareInode(*view, slot, ino & kLocalMask, &*st);
-      return st;
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    // A backup that cannot be opened still shows as a folder; reading it gives EIO.
-    if ((ino & kLocalMask) == InodeTable::kRoot && slot <= slots_.size()) return SyntheticStat(ino);
-    return std::nullopt;
-  }
-  if (ino == kRootIno || ino == kAtIno || ino == kByUuidIno) {
-    if (ino == kRootIno) Rescan(false);
-    std::lock_guard<std::mutex> lock(mu_);
-    return SyntheticStat(ino);
-  }
-  auto target = Readlink(ino);
-  if (!target.ok()) return std::nullopt;
-  std::lock_guard<std::mutex> lock(mu_);
-  struct stat st = SyntheticStat(ino);
-  st.st_mode = S_IFLNK | 0777;
-  st.st_nlink = 1;
-  st.st_size = static_cast<off_t>(target->size());
   return st;
 }
 
@@ -164,128 +104,172 @@ void StoreView::ShareInode(const BackupView& view, uint64_t slot, uint64_t local
   if (!origin) return;
   uint64_t origin_slot = slot;
   if (origin->level != 0) {
-    std::lock_guard<std::mutex> lock(mu_);
-    origin_slot = SlotOfUuid(view.backup().level(origin->level).uuid);
+    const std::string& uuid = view.backup().level(origin->level).uuid;
+    origin_slot =
+        backups_.Read([&](const engine::StoreIndex& index) { return index.FirstWithUuid(uuid); });
   }
   if (origin_slot == 0) return;  // Not in the store (any more): keep the backup's own number.
-  st->st_ino = (origin_slot << kSlotShift) | kSharedBit | origin->entry;
+  st->st_ino = InoOf(origin_slot, kSharedBit | origin->entry);
   st->st_nlink = std::max<nlink_t>(st->st_nlink, 2);
 }
 
-uint64_t StoreView::SlotOfUuid(const std::string& uuid) const {
-  auto it = slot_by_uuid_.find(uuid);
-  return it == slot_by_uuid_.end() ? 0 : it->second;
+engine::StatusOr<uint64_t> StoreView::Lookup(uint64_t parent, std::string_view name) const {
+  const uint64_t slot = SlotOf(parent);
+  if (slot != 0) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const BackupView> view, backups_.View(slot));
+    ASSIGN_OR_RETURN(uint64_t local, view->Lookup(LocalOf(parent), name));
+    return InoOf(slot, local);
+  }
+  if (parent == kRootIno) return LookupInRoot(name);
+  if (parent == kAtIno || parent == kByUuidIno) return LookupLink(parent, name);
+  return engine::Status::InvalidArgument("not a folder");
 }
 
-engine::StatusOr<std::string> StoreView::Readlink(uint64_t ino) const {
-  const uint64_t slot = ino >> kSlotShift;
-  if (slot != 0) {
-    auto view = View(slot);
-    if (!view) return engine::Status::EntryNotFound("backup not available");
-    return view->Readlink(ino & kLocalMask);
-  }
-  if (ino == kLatestIno) {
-    auto name = Resolve("latest", "");
-    if (!name) return engine::Status::EntryNotFound("the store has no backup");
-    return *name;
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (ino < kFirstLinkIno || ino - kFirstLinkIno >= links_.size()) {
-    return engine::Status::InvalidArgument("not a symlink");
-  }
-  return links_[ino - kFirstLinkIno].second.target;
+engine::StatusOr<uint64_t> StoreView::LookupInRoot(std::string_view name) const {
+  backups_.Rescan(/*force=*/false);
+  if (name == "at") return kAtIno;
+  if (name == "by-uuid") return kByUuidIno;
+  const uint64_t k = backups_.Read([&](const engine::StoreIndex& index) {
+    return name == "latest" ? index.Latest() : index.Named(name);
+  });
+  if (k == 0) return engine::Status::EntryNotFound("no backup " + std::string(name));
+  return name == "latest" ? kLatestIno : InoOf(k, InodeTable::kRoot);
 }
 
-bool StoreView::DirEntry(uint64_t ino, size_t index, std::string* name, uint64_t* child) const {
-  const uint64_t slot = ino >> kSlotShift;
+engine::StatusOr<uint64_t> StoreView::LookupLink(uint64_t dir, std::string_view name) const {
+  backups_.Rescan(/*force=*/false);
+  const std::string target = backups_.Read([&](const engine::StoreIndex& index) {
+    const engine::StoreSlot* s = index.slot(dir == kAtIno ? index.At(name) : index.ByUuid(name));
+    return s ? s->name : std::string();
+  });
+  if (target.empty()) return engine::Status::EntryNotFound("no backup for " + std::string(name));
+  return LinkIno(std::string(dir == kAtIno ? "at/" : "by-uuid/") + std::string(name),
+                 "../" + target);
+}
+
+uint64_t StoreView::LinkIno(const std::string& key, const std::string& target) const {
+  std::lock_guard<std::mutex> lock(links_mu_);
+  auto [it, inserted] = link_by_key_.emplace(key, kFirstLinkIno + link_targets_.size());
+  if (inserted) {
+    link_targets_.push_back(target);
+  } else {
+    link_targets_[it->second - kFirstLinkIno] = target;
+  }
+  return it->second;
+}
+
+double StoreView::Timeout(uint64_t ino) const {
+  return SlotOf(ino) == 0 ? kStoreTimeout : BackupView::kForever;
+}
+
+engine::StatusOr<std::vector<DirEntry>> StoreView::ReadDir(uint64_t ino, size_t offset,
+                                                           size_t max) const {
+  const uint64_t slot = SlotOf(ino);
   if (slot != 0) {
-    auto view = View(slot);
-    if (!view || !view->DirEntry(ino & kLocalMask, index, name, child)) return false;
-    *child = *child == 0 ? kRootIno : (slot << kSlotShift) | *child;
-    return true;
+    ASSIGN_OR_RETURN(std::shared_ptr<const BackupView> view, backups_.View(slot));
+    ASSIGN_OR_RETURN(std::vector<DirEntry> out, view->ReadDir(LocalOf(ino), offset, max));
+    for (DirEntry& e : out) e.ino = e.ino == 0 ? kRootIno : InoOf(slot, e.ino);  // 0: "..".
+    return out;
   }
-  if (index < 2) {
-    if (index == 0 && ino == kRootIno) Rescan(false);
-    *name = index == 0 ? "." : "..";
-    *child = index == 0 ? ino : kRootIno;
-    return true;
-  }
-  size_t i = index - 2;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (ino == kRootIno) {
-    for (const auto& [n, k] : slot_by_name_) {
-      if (!slots_[k - 1].present) continue;
-      if (i-- == 0) {
-        *name = n;
-        *child = (k << kSlotShift) | InodeTable::kRoot;
-        return true;
-      }
+  if (!IsStoreFolder(ino)) return engine::Status::InvalidArgument("not a folder");
+  if (ino == kRootIno && offset == 0) backups_.Rescan(/*force=*/false);
+  if (ino == kRootIno) return Slice(ListRoot(), offset, max);
+  return ListLinks(ino, offset, max);
+}
+
+std::vector<DirEntry> StoreView::ListRoot() const {
+  std::vector<DirEntry> out = {{".", kRootIno}, {"..", kRootIno}};
+  const bool latest = backups_.Read([&](const engine::StoreIndex& index) {
+    for (uint64_t k : index.ByName())
+      out.push_back({index.slot(k)->name, InoOf(k, InodeTable::kRoot)});
+    return index.Latest() != 0;
+  });
+  out.push_back({"at", kAtIno});
+  out.push_back({"by-uuid", kByUuidIno});
+  if (latest) out.push_back({"latest", kLatestIno});
+  return out;
+}
+
+// at/ lists each backup's own time, by-uuid/ each uuid: symlinks to the backup.
+std::vector<DirEntry> StoreView::ListLinks(uint64_t dir, size_t offset, size_t max) const {
+  std::vector<std::pair<std::string, std::string>> links;  // Name, target folder.
+  backups_.Read([&](const engine::StoreIndex& index) {
+    for (uint64_t k : index.WithHeader()) {
+      const engine::StoreSlot& s = *index.slot(k);
+      links.emplace_back(dir == kAtIno ? IsoTime(s.timestamp) : s.uuid, s.name);
     }
-    static const char* const kFixed[] = {"at", "by-uuid"};
+  });
+  std::vector<DirEntry> out;
+  for (size_t i = offset; i < links.size() + 2 && out.size() < max; ++i) {
     if (i < 2) {
-      *name = kFixed[i];
-      *child = i == 0 ? kAtIno : kByUuidIno;
-      return true;
+      out.push_back({i == 0 ? "." : "..", i == 0 ? dir : kRootIno});
+      continue;
     }
-    if (i == 2 && !slots_.empty()) {
-      *name = "latest";
-      *child = kLatestIno;
-      return true;
-    }
-    return false;
+    const auto& [name, target] = links[i - 2];
+    const std::string key = (dir == kAtIno ? "at/" : "by-uuid/") + name;
+    out.push_back({name, LinkIno(key, "../" + target)});
   }
-  // at/ lists each backup's own time; by-uuid/ each uuid. Both are symlinks to the backup.
-  for (const auto& s : slots_) {
-    if (!s.present || s.uuid.empty() || i-- != 0) continue;
-    const std::string key = ino == kAtIno ? IsoTime(s.timestamp) : s.uuid;
-    const std::string dir = ino == kAtIno ? "at/" : "by-uuid/";
-    *name = key;
-    auto [it, inserted] = link_by_key_.emplace(dir + key, kFirstLinkIno + links_.size());
-    if (inserted) links_.push_back({dir + key, Link{"../" + s.name}});
-    *child = it->second;
-    return true;
-  }
-  return false;
-}
-
-engine::Status StoreView::CheckDir(uint64_t ino) const {
-  const uint64_t slot = ino >> kSlotShift;
-  if (slot == 0 || View(slot)) return engine::Status::OK();
-  std::lock_guard<std::mutex> lock(mu_);
-  if (slot > slots_.size()) return engine::Status::EntryNotFound("no such backup");
-  const Slot& s = slots_[slot - 1];
-  return s.error.ok() ? engine::Status::EntryNotFound("backup " + s.name + " is gone") : s.error;
+  return out;
 }
 
 engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> StoreView::Open(
     uint64_t ino) const {
-  auto view = View(ino >> kSlotShift);
-  if (!view) return engine::Status::BackupDamaged("backup cannot be opened");
-  auto file = view->Open(ino & kLocalMask);
+  ASSIGN_OR_RETURN(std::shared_ptr<const BackupView> view, backups_.View(SlotOf(ino)));
+  auto file = view->Open(LocalOf(ino));
   if (file.ok()) return file;
   // The backup or one of its bases may have been rewritten in place (prune's flattening) since
   // the last scan: look now, and if that opened it anew, try once more.
-  Rescan(/*force=*/true);
-  auto again = View(ino >> kSlotShift);
-  return again && again != view ? again->Open(ino & kLocalMask) : file;
+  backups_.Rescan(/*force=*/true);
+  auto again = backups_.View(SlotOf(ino));
+  return again.ok() && *again != view ? (*again)->Open(LocalOf(ino)) : file;
 }
 
-std::vector<std::string> StoreView::XattrNames(uint64_t ino) const {
-  auto view = View(ino >> kSlotShift);
-  return view ? view->XattrNames(ino & kLocalMask) : std::vector<std::string>{};
+engine::StatusOr<std::string> StoreView::Readlink(uint64_t ino) const {
+  const uint64_t slot = SlotOf(ino);
+  if (slot != 0) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const BackupView> view, backups_.View(slot));
+    return view->Readlink(LocalOf(ino));
+  }
+  if (ino == kLatestIno) {
+    std::string name = backups_.Read([](const engine::StoreIndex& index) {
+      const engine::StoreSlot* s = index.slot(index.Latest());
+      return s ? s->name : std::string();
+    });
+    if (name.empty()) return engine::Status::EntryNotFound("the store has no backup");
+    return name;
+  }
+  if (IsStoreFolder(ino)) return engine::Status::InvalidArgument("not a symlink");
+  std::lock_guard<std::mutex> lock(links_mu_);
+  if (ino < kFirstLinkIno || ino - kFirstLinkIno >= link_targets_.size()) return NoInode(ino);
+  return link_targets_[ino - kFirstLinkIno];
 }
 
-std::optional<std::string> StoreView::Xattr(uint64_t ino, const std::string& name) const {
-  auto view = View(ino >> kSlotShift);
-  if (!view) return std::nullopt;
-  return view->Xattr(ino & kLocalMask, name);
+engine::StatusOr<std::vector<std::string>> StoreView::XattrNames(uint64_t ino) const {
+  const uint64_t slot = SlotOf(ino);
+  if (slot == 0) return std::vector<std::string>{};  // The store's own nodes have none.
+  auto view = backups_.View(slot);
+  if (view.ok()) return (*view)->XattrNames(LocalOf(ino));
+  // The folder that stands in for a backup that cannot be opened has none either.
+  if (LocalOf(ino) == InodeTable::kRoot) return std::vector<std::string>{};
+  return view.status();
+}
+
+engine::StatusOr<std::string> StoreView::Xattr(uint64_t ino, const std::string& name) const {
+  const uint64_t slot = SlotOf(ino);
+  if (slot == 0 || !IsStitchfsXattr(name)) {
+    return engine::Status::EntryNotFound("no attribute " + name);
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const BackupView> view, backups_.View(slot));
+  return view->Xattr(LocalOf(ino), name);
 }
 
 uint64_t StoreView::NumInodes() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  uint64_t n = 4 + links_.size();
-  for (const auto& s : slots_) n += s.view ? s.view->NumInodes() : 1;
-  return n;
+  uint64_t links;
+  {
+    std::lock_guard<std::mutex> lock(links_mu_);
+    links = link_targets_.size();
+  }
+  return 4 + links + backups_.NumInodes();
 }
 
 }  // namespace stitchfs::fs

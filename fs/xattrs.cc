@@ -91,26 +91,31 @@ std::vector<std::string> XattrNames(const BackupView& s, uint64_t ino) {
   return out;
 }
 
-std::optional<std::string> XattrValue(const BackupView& s, uint64_t ino, const std::string& name) {
-  if (name.rfind(kPrefix, 0) != 0) return std::nullopt;
-  const std::string key = name.substr(std::string(kPrefix).size());
+bool IsStitchfsXattr(std::string_view name) { return name.rfind(kPrefix, 0) == 0; }
+
+engine::StatusOr<std::string> XattrValue(const BackupView& s, uint64_t ino,
+                                         const std::string& name) {
+  const engine::Status none = engine::Status::EntryNotFound("no attribute " + name);
   const Inode* n = s.table().Get(ino);
-  if (n == nullptr) return std::nullopt;
+  if (!IsStitchfsXattr(name) || n == nullptr) return none;
+  const std::string key = name.substr(std::string_view(kPrefix).size());
   if (ino == InodeTable::kRoot) {
     for (const auto& k : RootKeys()) {
       if (k == key && RootHas(s, key)) return RootValue(s, key);
     }
-    return std::nullopt;
+    return none;
   }
-  if (n->type != InodeType::kFile) return std::nullopt;
+  if (n->type != InodeType::kFile) return none;
   const engine::FileEntry e = s.backup().top().manifest().entry(n->ref);
   if (key == "source") return Sources(s, n->ref);
-  if (key == "checksum") return e.size ? e.checksum.ToHex() : "";
-  if (key == "algorithm") return engine::ChecksumAlgorithmName(s.backup().top().header().algorithm);
+  if (key == "checksum") return e.size ? e.checksum.ToHex() : std::string();
+  if (key == "algorithm") {
+    return std::string(engine::ChecksumAlgorithmName(s.backup().top().header().algorithm));
+  }
   if (key == "base_size") return std::to_string(e.base_size);
   if (key == "stored_size") return std::to_string(e.has_data_file() ? e.stored_size() : 0);
   if (key == "backup") return s.backup().top().path();
-  return std::nullopt;
+  return none;
 }
 
 }  // namespace stitchfs::fs

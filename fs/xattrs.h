@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "engine/status_or.h"
 
 namespace stitchfs::fs {
 class BackupView;
@@ -13,9 +15,13 @@ class BackupView;
 
 namespace stitchfs::fs {
 
-// Names of the attributes `ino` has.
+// True for the names stitchfs gives attributes ("user.stitchfs."...): any other attribute is
+// absent, whatever the backup holds.
+bool IsStitchfsXattr(std::string_view name);
+// Names of the attributes inode `ino` of `s` has (REQUIRES: not an inode of .appended).
 std::vector<std::string> XattrNames(const BackupView& s, uint64_t ino);
-// The value of attribute `name` of `ino`, or nullopt if it has none.
-std::optional<std::string> XattrValue(const BackupView& s, uint64_t ino, const std::string& name);
+// The value of attribute `name` of `ino`; kEntryNotFound if it has none.
+engine::StatusOr<std::string> XattrValue(const BackupView& s, uint64_t ino,
+                                         const std::string& name);
 
 }  // namespace stitchfs::fs

@@ -269,6 +269,25 @@ check "at/ has no .. entry of a backup" test "$(ls -a "$work/sm/at" | grep -cx '
 check "a hostile header is EIO, not a listing" bash -c "! timeout 10 ls '$work/sm/slashuuid' 2>/dev/null"
 check "the others still read beside them" timeout 10 cmp "$work/sm/g3/logs/big.log" "$S/logs/big.log"
 rm -rf "$ST/fifo" "$ST/linked" "$ST/slashuuid" "$ST/dotdot"
+# A backup whose base breaks after it was read: its files and folders fail with EIO, as its
+# root does (not ENOENT or ENOTDIR), and nothing of that is cached: repaired, it reads again.
+# (The kernel keeps what it was told of folders listed before: those are not asked again.)
+"$STITCH" backup "$S" "$ST/c0" >/dev/null 2>&1 || bad "backup c0"
+"$STITCH" backup "$S" "$ST/c1" --base "$ST/c0" >/dev/null 2>&1 || bad "backup c1"
+check "a new chain reads" wait_for cmp -s "$work/sm/c1/db/t.sql" "$S/db/t.sql"
+ls "$work/sm/c1/db" >/dev/null
+cp "$ST/c0/.backup" "$work/c0.backup"
+printf '<config>' > "$ST/c0/.backup"
+wait_for bash -c "! cat '$work/sm/c1/db/t.sql' >/dev/null 2>&1"
+eio() { grep -q "Input/output error" <<<"$("$@" 2>&1 >/dev/null)"; }
+check "its base broken, a file read before is EIO" eio cat "$work/sm/c1/db/t.sql"
+check "and a folder not listed yet is EIO" eio ls "$work/sm/c1/db/part_2"
+check "and a name looked up in it is EIO" eio stat "$work/sm/c1/db/part_2/data.bin"
+check "and its extended attributes are EIO" eio getfattr -n user.stitchfs.source "$work/sm/c1/db/t.sql"
+cp "$work/c0.backup" "$ST/c0/.backup.new" && mv "$ST/c0/.backup.new" "$ST/c0/.backup"
+check "repaired, the file reads again" wait_for cmp -s "$work/sm/c1/db/t.sql" "$S/db/t.sql"
+check "and the name looked up while broken is there" cmp "$work/sm/c1/db/part_2/data.bin" "$S/db/part_2/data.bin"
+rm -rf "$ST/c0" "$ST/c1"
 umnt "$work/sm"
 PST=$work/pstore  # A copy: pruned and changed under its own mount.
 cp -a "$ST" "$PST"
