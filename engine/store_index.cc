@@ -1,5 +1,6 @@
 #include "engine/store_index.h"
 
+#include <charconv>
 #include <chrono>
 #include <set>
 #include <tuple>
@@ -223,6 +224,22 @@ uint64_t StoreIndex::ByUuid(std::string_view uuid) const {
 uint64_t StoreIndex::FirstWithUuid(std::string_view uuid) const {
   auto it = first_of_uuid_.find(uuid);
   return it == first_of_uuid_.end() ? 0 : it->second;
+}
+
+std::string StoreIndex::Generation(uint64_t k) const {
+  return slots_[k - 1].name + "@" + std::to_string(k);
+}
+
+uint64_t StoreIndex::OfGeneration(std::string_view generation) const {
+  const size_t at = generation.rfind('@');
+  if (at == std::string_view::npos) return 0;
+  const std::string_view digits = generation.substr(at + 1);
+  uint64_t k = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
+  if (ec != std::errc() || end != digits.data() + digits.size() || digits[0] == '0') return 0;
+  if (k == 0 || k > slots_.size()) return 0;
+  const StoreSlot& s = slots_[k - 1];
+  return s.present && s.name == generation.substr(0, at) ? k : 0;
 }
 
 std::vector<uint64_t> StoreIndex::ByName() const {

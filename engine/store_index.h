@@ -91,6 +91,13 @@ class StoreIndex {
   uint64_t ByUuid(std::string_view uuid) const;
   uint64_t FirstWithUuid(std::string_view uuid) const;
 
+  // Every generation has a name of its own, "<folder name>@<k>", which always means slot k:
+  // links to it (`latest`, `at/`, `by-uuid/`) never lead into another backup that took the
+  // folder's place while they were followed (a retired generation is gone). Generation(k)
+  // REQUIRES 1 <= k <= size(); OfGeneration gives the present slot such a name means, or 0.
+  std::string Generation(uint64_t k) const;
+  uint64_t OfGeneration(std::string_view generation) const;
+
   // Listing order: present slots by folder name (the store's root), and present slots with a
   // readable header by slot number (at/ and by-uuid/).
   std::vector<uint64_t> ByName() const;

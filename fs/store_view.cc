@@ -12,11 +12,16 @@ constexpr double kStoreTimeout = 1.0;  // Seconds: new backups show up within th
 constexpr uint64_t kLocalMask = (uint64_t{1} << StoreView::kSlotShift) - 1;
 
 uint64_t SlotOf(uint64_t ino) { return ino >> StoreView::kSlotShift; }
-uint64_t LocalOf(uint64_t ino) { return ino & kLocalMask; }
+// Nodes reached through .generations carry this bit, so a folder never has two parents (the
+// kernel keeps one name per folder inode: a second one would move it away from the first).
+constexpr uint64_t kViaGenerations = uint64_t{1} << 38;
+uint64_t LocalOf(uint64_t ino) { return ino & kLocalMask & ~kViaGenerations; }
+uint64_t ViaOf(uint64_t ino) { return ino & kViaGenerations; }
 uint64_t InoOf(uint64_t slot, uint64_t local) { return (slot << StoreView::kSlotShift) | local; }
 
 bool IsStoreFolder(uint64_t ino) {
-  return ino == StoreView::kRootIno || ino == StoreView::kAtIno || ino == StoreView::kByUuidIno;
+  return ino == StoreView::kRootIno || ino == StoreView::kAtIno || ino == StoreView::kByUuidIno ||
+         ino == StoreView::kGenerationsIno;
 }
 
 // The name at/ lists for a backup's timestamp: ISO 8601, "2026-11-02T13:00:05".
@@ -118,17 +123,22 @@ engine::StatusOr<uint64_t> StoreView::Lookup(uint64_t parent, std::string_view n
   if (slot != 0) {
     ASSIGN_OR_RETURN(std::shared_ptr<const BackupView> view, backups_.View(slot));
     ASSIGN_OR_RETURN(uint64_t local, view->Lookup(LocalOf(parent), name));
-    return InoOf(slot, local);
+    return InoOf(slot, local) | ViaOf(parent);
   }
   if (parent == kRootIno) return LookupInRoot(name);
   if (parent == kAtIno || parent == kByUuidIno) return LookupLink(parent, name);
-  return engine::Status::InvalidArgument("not a folder");
+  if (parent != kGenerationsIno) return engine::Status::InvalidArgument("not a folder");
+  const uint64_t k =
+      backups_.Read([&](const engine::StoreIndex& index) { return index.OfGeneration(name); });
+  if (k == 0) return engine::Status::EntryNotFound("no generation " + std::string(name));
+  return InoOf(k, InodeTable::kRoot) | kViaGenerations;
 }
 
 engine::StatusOr<uint64_t> StoreView::LookupInRoot(std::string_view name) const {
   backups_.Rescan(/*force=*/false);
   if (name == "at") return kAtIno;
   if (name == "by-uuid") return kByUuidIno;
+  if (name == kGenerationsDir) return kGenerationsIno;
   const uint64_t k = backups_.Read([&](const engine::StoreIndex& index) {
     return name == "latest" ? index.Latest() : index.Named(name);
   });
@@ -139,12 +149,15 @@ engine::StatusOr<uint64_t> StoreView::LookupInRoot(std::string_view name) const 
 engine::StatusOr<uint64_t> StoreView::LookupLink(uint64_t dir, std::string_view name) const {
   backups_.Rescan(/*force=*/false);
   const std::string target = backups_.Read([&](const engine::StoreIndex& index) {
-    const engine::StoreSlot* s = index.slot(dir == kAtIno ? index.At(name) : index.ByUuid(name));
-    return s ? s->name : std::string();
+    const uint64_t k = dir == kAtIno ? index.At(name) : index.ByUuid(name);
+    return k == 0 ? std::string() : "../" + GenerationPath(index, k);
   });
   if (target.empty()) return engine::Status::EntryNotFound("no backup for " + std::string(name));
-  return LinkIno(std::string(dir == kAtIno ? "at/" : "by-uuid/") + std::string(name),
-                 "../" + target);
+  return LinkIno(std::string(dir == kAtIno ? "at/" : "by-uuid/") + std::string(name), target);
+}
+
+std::string StoreView::GenerationPath(const engine::StoreIndex& index, uint64_t k) const {
+  return std::string(kGenerationsDir) + "/" + index.Generation(k);
 }
 
 uint64_t StoreView::LinkIno(const std::string& key, const std::string& target) const {
@@ -168,12 +181,16 @@ engine::StatusOr<std::vector<DirEntry>> StoreView::ReadDir(uint64_t ino, size_t 
   if (slot != 0) {
     ASSIGN_OR_RETURN(std::shared_ptr<const BackupView> view, backups_.View(slot));
     ASSIGN_OR_RETURN(std::vector<DirEntry> out, view->ReadDir(LocalOf(ino), offset, max));
-    for (DirEntry& e : out) e.ino = e.ino == 0 ? kRootIno : InoOf(slot, e.ino);  // 0: "..".
+    for (DirEntry& e : out) {  // 0: "..".
+      e.ino =
+          e.ino == 0 ? (ViaOf(ino) ? kGenerationsIno : kRootIno) : InoOf(slot, e.ino) | ViaOf(ino);
+    }
     return out;
   }
   if (!IsStoreFolder(ino)) return engine::Status::InvalidArgument("not a folder");
   if (ino == kRootIno && offset == 0) backups_.Rescan(/*force=*/false);
   if (ino == kRootIno) return Slice(ListRoot(), offset, max);
+  if (ino == kGenerationsIno) return Slice(ListGenerations(), offset, max);
   return ListLinks(ino, offset, max);
 }
 
@@ -190,13 +207,22 @@ std::vector<DirEntry> StoreView::ListRoot() const {
   return out;
 }
 
+std::vector<DirEntry> StoreView::ListGenerations() const {
+  std::vector<DirEntry> out = {{".", kGenerationsIno}, {"..", kRootIno}};
+  backups_.Read([&](const engine::StoreIndex& index) {
+    for (uint64_t k : index.ByName())
+      out.push_back({index.Generation(k), InoOf(k, InodeTable::kRoot) | kViaGenerations});
+  });
+  return out;
+}
+
 // at/ lists each backup's own time, by-uuid/ each uuid: symlinks to the backup.
 std::vector<DirEntry> StoreView::ListLinks(uint64_t dir, size_t offset, size_t max) const {
   std::vector<std::pair<std::string, std::string>> links;  // Name, target folder.
   backups_.Read([&](const engine::StoreIndex& index) {
     for (uint64_t k : index.WithHeader()) {
       const engine::StoreSlot& s = *index.slot(k);
-      links.emplace_back(dir == kAtIno ? IsoTime(s.timestamp) : s.uuid, s.name);
+      links.emplace_back(dir == kAtIno ? IsoTime(s.timestamp) : s.uuid, GenerationPath(index, k));
     }
   });
   std::vector<DirEntry> out;
@@ -207,7 +233,7 @@ std::vector<DirEntry> StoreView::ListLinks(uint64_t dir, size_t offset, size_t m
     }
     const auto& [name, target] = links[i - 2];
     const std::string key = (dir == kAtIno ? "at/" : "by-uuid/") + name;
-    out.push_back({name, LinkIno(key, "../" + target)});
+    out.push_back({name, LinkIno(key, "../" + target)});  // Target: a generation.
   }
   return out;
 }
@@ -231,9 +257,9 @@ engine::StatusOr<std::string> StoreView::Readlink(uint64_t ino) const {
     return view->Readlink(LocalOf(ino));
   }
   if (ino == kLatestIno) {
-    std::string name = backups_.Read([](const engine::StoreIndex& index) {
-      const engine::StoreSlot* s = index.slot(index.Latest());
-      return s ? s->name : std::string();
+    std::string name = backups_.Read([&](const engine::StoreIndex& index) {
+      const uint64_t k = index.Latest();
+      return k == 0 ? std::string() : GenerationPath(index, k);
     });
     if (name.empty()) return engine::Status::EntryNotFound("the store has no backup");
     return name;
@@ -269,7 +295,7 @@ uint64_t StoreView::NumInodes() const {
     std::lock_guard<std::mutex> lock(links_mu_);
     links = link_targets_.size();
   }
-  return 4 + links + backups_.NumInodes();
+  return 5 + links + backups_.NumInodes();
 }
 
 }  // namespace stitchfs::fs

@@ -1,6 +1,10 @@
 // StoreView: a folder of backups as a Namespace. The root lists every backup by its folder
 // name, `latest` (a symlink to the newest by manifest timestamp), `at/<time>` (the newest
-// backup not newer than that time) and `by-uuid/<uuid>`; which backups there are and what
+// backup not newer than that time) and `by-uuid/<uuid>`. Those symlinks lead into the hidden
+// folder `.generations` (looked up, not listed), whose entries "<name>@<slot>" each mean one
+// generation of a backup folder for good, so a link followed while its folder is replaced
+// never leads into the other backup (its nodes are numbered apart, with a bit of their own,
+// since the kernel gives a folder one parent); which backups there are and what
 // those names resolve to is engine::StoreIndex's (rescanned at most once a second when the
 // root is looked at). This file keeps the inode numbers: the store's own nodes have slot 0,
 // inode i of the backup in slot k is (k << kSlotShift) | i, so a backup replaced by another
@@ -40,7 +44,9 @@ class StoreView final : public Namespace {
   // Inode numbers: the store's own nodes have slot 0; backup k's inode i is (k << 40) | i.
   static constexpr int kSlotShift = 40;
   static constexpr uint64_t kSharedBit = uint64_t{1} << 39;
-  static constexpr uint64_t kRootIno = 1, kAtIno = 2, kByUuidIno = 3, kLatestIno = 4;
+  static constexpr uint64_t kRootIno = 1, kAtIno = 2, kByUuidIno = 3, kLatestIno = 4,
+                            kGenerationsIno = 5;
+  static constexpr const char* kGenerationsDir = ".generations";
   static constexpr uint64_t kFirstLinkIno = 16;  // at/ and by-uuid/ symlinks: 16 + i.
 
  private:
@@ -48,7 +54,10 @@ class StoreView final : public Namespace {
   engine::StatusOr<struct stat> StoreAttr(uint64_t ino) const;
   engine::StatusOr<uint64_t> LookupInRoot(std::string_view name) const;
   engine::StatusOr<uint64_t> LookupLink(uint64_t dir, std::string_view name) const;
-  std::vector<DirEntry> ListRoot() const;  // Every entry of the root.
+  std::vector<DirEntry> ListRoot() const;         // Every entry of the root.
+  std::vector<DirEntry> ListGenerations() const;  // Every present generation.
+  // The path of generation `k` from the store's root.
+  std::string GenerationPath(const engine::StoreIndex& index, uint64_t k) const;
   // Entries [offset, offset + max) of at/ or by-uuid/ (`dir`).
   std::vector<DirEntry> ListLinks(uint64_t dir, size_t offset, size_t max) const;
   // The slot-0 symlink `key` ("at/..." or "by-uuid/..."), made on first use; it points to

@@ -16,6 +16,14 @@ expect_exit() {
   if [ "$got" != "$want" ]; then bad "exit $got != $want for: $* ($err)"; return; fi
   case "$err" in *"$part"*) ok ;; *) bad "stderr lacks '$part' for: $* ($err)" ;; esac
 }
+# link_name LINK: the backup folder name a store mount's latest, at/... or by-uuid/... link leads
+# to (the links point into .generations/NAME@GENERATION).
+link_name() {
+  local t
+  t=$(readlink "$1") || return 1
+  t=${t##*/}
+  echo "${t%@*}"
+}
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" = 0 ]

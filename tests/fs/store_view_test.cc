@@ -67,6 +67,15 @@ class StoreViewTest : public ::testing::Test {
     return t.ok() ? *t : t.status().ToString();
   }
 
+  // The backup folder a store link leads to: links point into .generations/NAME@SLOT.
+  std::string LinkedName(std::string_view path) const {
+    const std::string t = Target(path);
+    const size_t dir = t.find(".generations/"), at = t.rfind('@');
+    if (dir == std::string::npos || at == std::string::npos) return "not a generation: " + t;
+    const size_t name = dir + std::string_view(".generations/").size();
+    return t.substr(name, at - name);
+  }
+
   static constexpr const char* kSql = "CREATE TABLE t (x UInt8);\n";
   testutil::TempDir dir_;
   const std::string store_ = [this] {
@@ -88,13 +97,27 @@ TEST_F(StoreViewTest, TheRootListsEveryBackupAndTheNamesThatResolveThem) {
   EXPECT_EQ(root->st_mode, static_cast<mode_t>(S_IFDIR | 0555));
   EXPECT_EQ(root->st_mtim.tv_sec, now_ / 1000000000);
   EXPECT_EQ(view_->Timeout(kRoot), 1.0);
-  EXPECT_EQ(Target("latest"), "g1");
+  EXPECT_EQ(LinkedName("latest"), "g1");
   EXPECT_EQ(view_->Attr(Ino("latest"))->st_mode, static_cast<mode_t>(S_IFLNK | 0777));
-  EXPECT_EQ(view_->Attr(Ino("latest"))->st_size, 2);
-  EXPECT_EQ(Target("at/2026-10-01"), "../g0");
-  EXPECT_EQ(Target("at/2026-10-02T00:00:00"), "../g1");
-  EXPECT_EQ(Target("at/9999"), "../g1");
-  EXPECT_EQ(Target("by-uuid/" + uuid0_), "../g0");
+  EXPECT_EQ(Target("latest"), ".generations/g1@2");
+  EXPECT_EQ(view_->Attr(Ino("latest"))->st_size, 17);
+  EXPECT_EQ(Target("at/2026-10-01"), "../.generations/g0@1");
+  // Through .generations the same backup, under other numbers (a folder has one parent).
+  EXPECT_NE(Ino(".generations/g0@1"), Ino("g0"));
+  EXPECT_NE(Ino(".generations/g0@1/log"), Ino("g0/log"));
+  EXPECT_EQ(ReadAll(*view_, Ino(".generations/g0@1/log/app.log")).value(), log0_);
+  EXPECT_EQ(List(*view_, Ino(".generations/g0@1"))->at(1).ino, Ino(".generations"));
+  EXPECT_EQ(List(*view_, Ino("g0"))->at(1).ino, kRoot);
+  EXPECT_EQ(NamesIn(*view_, Ino(".generations")),
+            (std::vector<std::string>{".", "..", "g0@1", "g1@2"}));
+  for (const std::string path : {".generations/g0", ".generations/g0@2", ".generations/g0@01",
+                                 ".generations/g0@", ".generations/@1", ".generations/g0@99"}) {
+    EXPECT_EQ(Walk(*view_, path).status().code(), ErrorCode::kEntryNotFound) << path;
+  }
+  EXPECT_EQ(LinkedName("at/2026-10-01"), "g0");
+  EXPECT_EQ(LinkedName("at/2026-10-02T00:00:00"), "g1");
+  EXPECT_EQ(LinkedName("at/9999"), "g1");
+  EXPECT_EQ(LinkedName("by-uuid/" + uuid0_), "g0");
   for (const std::string path :
        {"at/2026-09-30", "at/0500", "at/garbage", "by-uuid/nothing", "nothing", "g0/nothing"}) {
     EXPECT_EQ(Walk(*view_, path).status().code(), ErrorCode::kEntryNotFound) << path;
@@ -103,7 +126,7 @@ TEST_F(StoreViewTest, TheRootListsEveryBackupAndTheNamesThatResolveThem) {
   ASSERT_OK(at.status());
   EXPECT_EQ(Names(*at),
             (std::vector<std::string>{".", "..", "2026-10-01T00:00:00", "2026-10-02T00:00:00"}));
-  EXPECT_EQ(view_->Readlink((*at)[2].ino).value(), "../g0");
+  EXPECT_EQ(view_->Readlink((*at)[2].ino).value(), "../.generations/g0@1");
   EXPECT_EQ((*at)[1].ino, kRoot);
   EXPECT_EQ(NamesIn(*view_, Ino("by-uuid")), (std::vector<std::string>{".", "..", uuid0_, uuid1_}));
   EXPECT_EQ(view_->Readlink(kRoot).status().code(), ErrorCode::kInvalidArgument);
@@ -137,7 +160,7 @@ TEST_F(StoreViewTest, BackupsAppearAndGoAtTheNextRescan) {
   EXPECT_EQ(Walk(*view_, "g2").status().code(), ErrorCode::kEntryNotFound) << "within a second";
   Later();
   EXPECT_EQ(ReadAll(*view_, Ino("g2/db/t.sql")).value(), kSql);
-  EXPECT_EQ(Target("latest"), "g2");
+  EXPECT_EQ(LinkedName("latest"), "g2");
   EXPECT_EQ(view_->Attr(kRoot)->st_mtim.tv_sec, now_ / 1000000000) << "the listing changed";
   fs::remove_all(store_ + "/g2");
   fs::create_directories(store_ + "/unfinished");
@@ -205,17 +228,22 @@ TEST_F(StoreViewTest, ReplacedInPlace) {
   const uint64_t renumbered = Ino("g1/log/app.log");
   EXPECT_NE(renumbered >> StoreView::kSlotShift, file >> StoreView::kSlotShift);
   EXPECT_EQ(ReadAll(*view_, renumbered).value(), longer);
-  EXPECT_EQ(Target("by-uuid/" + uuid1_), "../g1");
+  EXPECT_EQ(LinkedName("by-uuid/" + uuid1_), "g1");
 
   // g1 replaced by another backup: new numbers, and at/, by-uuid/ and latest follow its header.
+  const std::string before = Target("by-uuid/" + uuid1_);
   const std::string other = Put("g1", "2001-02-03 04:05:06", log0_);
   Rescanned();
+  EXPECT_NE(Target("by-uuid/" + other), "../" + before.substr(3));
+  EXPECT_EQ(Walk(*view_, before.substr(3) + "/log/app.log").status().code(),
+            ErrorCode::kEntryNotFound)
+      << "the old generation never shows the new backup";
   EXPECT_EQ(view_->Attr(renumbered).status().code(), ErrorCode::kEntryNotFound);
   EXPECT_EQ(ReadAll(*view_, Ino("g1/log/app.log")).value(), log0_);
-  EXPECT_EQ(Target("by-uuid/" + other), "../g1");
+  EXPECT_EQ(LinkedName("by-uuid/" + other), "g1");
   EXPECT_EQ(Walk(*view_, "by-uuid/" + uuid1_).status().code(), ErrorCode::kEntryNotFound);
-  EXPECT_EQ(Target("at/2001"), "../g1");
-  EXPECT_EQ(Target("latest"), "g0");
+  EXPECT_EQ(LinkedName("at/2001"), "g1");
+  EXPECT_EQ(LinkedName("latest"), "g0");
 }
 
 TEST_F(StoreViewTest, EvictedBackupsOpenAgainUnderTheSameNumbers) {

@@ -219,15 +219,17 @@ fi
 ST=$work/store
 mnt "$ST" "$work/sm"
 check "store lists every backup" test "$(ls "$work/sm" | tr '\n' ' ')" = "at by-uuid g0 g1 g2 latest "
-check "latest is the newest" test "$(readlink "$work/sm/latest")" = g2
+check "latest is the newest" test "$(link_name "$work/sm/latest")" = g2
+check "links lead into .generations" grep -qx '\.generations/g2@[0-9]*' <<<"$(readlink "$work/sm/latest")"
 check "a day's folder equals its source" diff -r --no-dereference "$work/sm/g2" "$S"
 g0time=$("$STITCH" info "$ST/g0" --json | grep -o '"timestamp":"[^"]*"' | head -1 | cut -d'"' -f4 | tr ' ' 'T')
 check "at/<exact time> resolves" test -n "$(readlink "$work/sm/at/$g0time")"
-check "at/<year 2099> is the newest" test "$(readlink "$work/sm/at/2099")" = ../g2
+check "at/<year 2099> is the newest" test "$(link_name "$work/sm/at/2099")" = g2
 check "at/<before any backup> does not exist" test ! -e "$work/sm/at/1999-01-01"
 uuid1=$("$STITCH" info "$ST/g1" --json | grep -o '"uuid":"[^"]*"' | head -1 | cut -d'"' -f4)
-check "by-uuid resolves" test "$(readlink "$work/sm/by-uuid/$uuid1")" = ../g1
+check "by-uuid resolves" test "$(link_name "$work/sm/by-uuid/$uuid1")" = g1
 check "files read through a store path" cmp "$work/sm/latest/logs/big.log" "$S/logs/big.log"
+check "find of the store after reading through a link" find "$work/sm" -type f -name big.log
 head -c 1000 /dev/urandom >> "$S/logs/big.log"
 "$STITCH" backup "$S" "$ST/g3" --base "$ST/g2" >/dev/null 2>&1
 mkdir -p "$ST/unfinished" && echo x > "$ST/unfinished/.lock"
@@ -242,7 +244,7 @@ wait_output() {
 }
 listing_line() { ls "$1" | tr '\n' ' '; }
 check "a new backup appears without a remount" wait_for test -d "$work/sm/g3/logs"
-check "latest moves to it" wait_output g3 readlink "$work/sm/latest"
+check "latest moves to it" wait_output g3 link_name "$work/sm/latest"
 check "an unfinished backup never appears" test ! -e "$work/sm/unfinished"
 cp -r "$ST/g0" "$work/g0-damaged"
 printf '<config>' > "$work/g0-damaged/.backup"
@@ -323,12 +325,14 @@ mkdir -p "$work/other" && echo "another tree" > "$work/other/file"
 "$STITCH" backup "$work/other" "$work/.g3-new" --timestamp '2001-02-03 04:05:06' >/dev/null 2>&1
 old_uuid=$("$STITCH" info "$PST/g3" --json | grep -o '"uuid":"[^"]*"' | head -1 | cut -d'"' -f4)
 new_uuid=$("$STITCH" info "$work/.g3-new" --json | grep -o '"uuid":"[^"]*"' | head -1 | cut -d'"' -f4)
+old_gen=$(readlink "$work/psm/by-uuid/$old_uuid")
 rm -rf "$PST/g3" && mv "$work/.g3-new" "$PST/g3"
 check "a backup replaced in place: its new content" wait_output "another tree" cat "$work/psm/g3/file"
-check "a backup replaced in place: by-uuid has the new uuid" test "$(readlink "$work/psm/by-uuid/$new_uuid")" = ../g3
+check "a backup replaced in place: by-uuid has the new uuid" test "$(link_name "$work/psm/by-uuid/$new_uuid")" = g3
+check "the old generation never shows the new backup" bash -c "! ls '$work/psm/.generations/${old_gen##*/}/file' >/dev/null 2>&1"
 check "a backup replaced in place: the old uuid is gone" test ! -e "$work/psm/by-uuid/$old_uuid"
-check "a backup replaced in place: at/ uses its new time" test "$(readlink "$work/psm/at/2001")" = ../g3
-check "a backup replaced in place: latest moves" test "$(readlink "$work/psm/latest")" = g2
+check "a backup replaced in place: at/ uses its new time" test "$(link_name "$work/psm/at/2001")" = g3
+check "a backup replaced in place: latest moves" test "$(link_name "$work/psm/latest")" = g2
 umnt "$work/psm"
 
 
