@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 
+#include "engine/data_file_name.h"
 #include "engine/local_storage.h"
 #include "engine/manifest_writer.h"
 #include "engine/posix_file.h"
@@ -49,7 +50,8 @@ StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::st
     e.data_file = e.name;
     ++r.files;
     if (e.size > 0) {
-      auto [it, first] = stored.emplace(std::make_pair(e.size, e.checksum), std::string(e.name));
+      auto [it, first] =
+          stored.emplace(std::make_pair(e.size, e.checksum), DataFileNameFor(e.name));
       if (first) {
         RETURN_IF_ERROR(WriteDataFile(chain, i, *writer, it->second, buf.get()));
         r.bytes_stored += e.size;

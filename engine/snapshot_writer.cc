@@ -149,12 +149,13 @@ ManifestHeader HeaderFor(const BackupOptions& o, const BackupSummary& s, const R
 // entries.
 StatusOr<std::vector<FileEntry>> ReadAll(const BackupOptions& o, const SourceTree& tree,
                                          const SourceReadOptions& ro,
-                                         const WriterProgress& progress, BackupSummary* summary) {
+                                         const WriterProgress& progress, BackupSummary* summary,
+                                         std::deque<std::string>& data_names) {
   Run run(ro, tree);
   RunWorkers(run, o.jobs > 0 ? o.jobs : DefaultJobs(), tree, progress);
   RETURN_IF_ERROR(run.DestinationError());
   SplitChangedLinks(tree, run.results(), &summary->warnings);
-  PlanInput plan{tree, run.results(), ro.base, *ro.writer};
+  PlanInput plan{tree, run.results(), ro.base, *ro.writer, data_names};
   return FinishEntries(plan, summary);
 }
 
@@ -182,7 +183,9 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
                              o.files_cache,
                              o.max_retries,
                              &o.immutable_globs};
-  ASSIGN_OR_RETURN(std::vector<FileEntry> entries, ReadAll(o, tree, ro, progress, &summary));
+  std::deque<std::string> data_names;
+  ASSIGN_OR_RETURN(std::vector<FileEntry> entries,
+                   ReadAll(o, tree, ro, progress, &summary, data_names));
   const ManifestHeader h = HeaderFor(o, summary, base.get(), entries, alg);
   std::vector<Node> nodes;
   for (const SourceNode& n : tree.nodes) nodes.push_back({n.type, n.name, n.target, n.meta});

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <map>
 
+#include "engine/data_file_name.h"
 #include "engine/hard_links.h"
 #include "engine/manifest_writer.h"
 #include "engine/posix_file.h"
@@ -15,6 +16,8 @@ namespace {
 
 // Removes staged data file `i` if there is one (a failed read may have left part of one; a
 // failure to remove it is the destination's).
+std::string_view DataName(const FileEntry& e) { return e.data_file.empty() ? e.name : e.data_file; }
+
 Status DropTemp(const PlanInput& in, size_t i) { return in.writer.DropStaged(std::to_string(i)); }
 
 // The entry for a result read without error (no content decisions yet).
@@ -84,13 +87,15 @@ StatusOr<std::vector<FileEntry>> FinishEntries(const PlanInput& in, BackupSummar
       const FileEntry& first = out[rep->second];
       e.base_size = first.base_size;
       e.base_checksum = first.base_checksum;
-      e.data_file = first.name;
+      e.data_file = first.data_file.empty() ? first.name : first.data_file;
       s->bytes_deduplicated += e.size - e.base_size;
     } else {
       e.base_size = r.pass.base_size;
       e.base_checksum = r.pass.base_checksum;
       if (!r.pass.stored) return Status::Internal("no data written for " + name);
-      RETURN_IF_ERROR(in.writer.Publish(std::to_string(i), name));
+      std::string data_name = DataFileNameFor(name);
+      if (data_name != name) e.data_file = in.data_names.emplace_back(std::move(data_name));
+      RETURN_IF_ERROR(in.writer.Publish(std::to_string(i), std::string(DataName(e))));
       s->bytes_from_base_prefix += e.base_size;
       s->bytes_stored += e.size - e.base_size;
       ++s->data_files;

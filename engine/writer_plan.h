@@ -3,6 +3,8 @@
 // each stored data file to its final name.
 #pragma once
 
+#include <deque>
+#include <string>
 #include <vector>
 
 #include "engine/manifest.h"
@@ -14,9 +16,10 @@ namespace stitchfs::engine {
 
 struct PlanInput {
   const SourceTree& tree;
-  std::vector<FileResult>& results;  // Parallel to tree.files.
-  const Manifest* base;              // The base's manifest, or nullptr.
-  BackupWriter& writer;              // Holds staged data file `i` for file i when it stored.
+  std::vector<FileResult>& results;     // Parallel to tree.files.
+  const Manifest* base;                 // The base's manifest, or nullptr.
+  BackupWriter& writer;                 // Holds staged data file `i` for file i when it stored.
+  std::deque<std::string>& data_names;  // Owns data file names that differ from the file's.
 };
 
 // Names that the source gave one (dev, ino) with a link count above 1 are hard links only if
@@ -29,8 +32,8 @@ void SplitChangedLinks(const SourceTree& tree, std::vector<FileResult>& results,
 // Entries in name order. Every entry of one (size, checksum) key gets the first one's base
 // coverage and data file (never ClickHouse bug #112403). Source files that could not be read
 // are left out and listed in summary->missing; an immutable file that grew fails the whole
-// backup (kExpectedEndOfFile), and so does any failure to write the destination. The
-// returned entries point into `in.tree`.
+// backup (kExpectedEndOfFile), and so does any failure to write the destination. Data files
+// are named by DataFileNameFor. The returned entries point into `in.tree` and `in.data_names`.
 StatusOr<std::vector<FileEntry>> FinishEntries(const PlanInput& in, BackupSummary* summary);
 
 }  // namespace stitchfs::engine

@@ -196,4 +196,19 @@ expect_exit 2 "policy" -- timeout 10 "$STITCH" prune "$work/p6"
 check "prune of a store with a FIFO .backup ends" timeout 10 "$STITCH" prune "$work/p6" --keep-last 1
 expect_exit 10 "not a regular file" -- timeout 10 "$STITCH" backup "$work/src" "$work/p6/x" --base "$work/p6/fifo"
 
+# --- a source whose names are those of the backup folder's own files ------------------------------
+R=$work/reserved
+mkdir -p "$R/src/.stitchfs" "$R/src/.stitch-tmp"
+for n in .backup .lock ..backup.tmp-1 .stitchfs/index .stitchfs/data .stitch-tmp/x; do echo "$n" > "$R/src/$n"; done
+echo .backup > "$R/src/same-as-dot-backup"
+check "a source file named .backup: backup" "$STITCH" backup "$R/src" "$R/b1"
+echo more >> "$R/src/.backup"
+check "and an incremental on it" "$STITCH" backup "$R/src" "$R/b2" --base "$R/b1"
+check "verify finds every file" "$STITCH" verify "$R/b2"
+check "restore gives the source back" "$STITCH" restore "$R/b2" "$R/r"
+check "byte for byte" diff -r "$R/src" "$R/r"
+check "flatten keeps them apart too" "$STITCH" flatten "$R/b2" "$R/f"
+check "and the flattened copy verifies" "$STITCH" verify "$R/f"
+check "their data files live under .stitchfs/data" test -f "$R/b1/.stitchfs/data/.lock"
+
 finish
