@@ -1,6 +1,7 @@
 #include "cli/args.h"
 
 #include "engine/backup_folder.h"
+#include "engine/manifest_cache.h"
 
 namespace stitchfs::cli {
 
@@ -64,6 +65,7 @@ engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec
 
 engine::StatusOr<engine::ChainOptions> ChainOptionsFrom(const Args& args) {
   engine::ChainOptions o;
+  o.cache = engine::ManifestCache::Default();
   if (auto it = args.values.find("--disk"); it != args.values.end()) {
     for (const std::string& d : it->second) {
       size_t eq = d.find('=');

@@ -5,6 +5,7 @@
 #include "cli/json.h"
 #include "cli/progress.h"
 #include "engine/error_table.h"
+#include "engine/manifest_cache.h"
 #include "engine/store.h"
 
 namespace stitchfs::cli {
@@ -12,7 +13,7 @@ namespace stitchfs::cli {
 int CmdLog(int argc, char** argv) {
   auto args = ParseArgs(argc, argv, 1, {{"--json"}, {}, 1, 1, 1});
   if (!args.ok()) return Fail(args.status());
-  auto list = engine::ListStore(args->positional[0]);
+  auto list = engine::ListStore(args->positional[0], engine::ManifestCache::Default());
   if (!list.ok()) return Fail(list.status());
   int code = engine::kExitOk;
   if (args->Has("--json")) {

@@ -6,6 +6,7 @@
 #include "cli/json.h"
 #include "cli/progress.h"
 #include "engine/error_table.h"
+#include "engine/manifest_cache.h"
 #include "engine/prune.h"
 
 namespace stitchfs::cli {
@@ -43,7 +44,7 @@ int CmdPrune(int argc, char** argv) {
     *field = static_cast<int>(n);
   }
   p.dry_run = args->Has("--dry-run");
-  auto plan = engine::PruneStore(args->positional[0], p);
+  auto plan = engine::PruneStore(args->positional[0], p, engine::ManifestCache::Default());
   if (!plan.ok()) return Fail(plan.status());
   uint64_t freed = 0, written = 0;
   Json j;

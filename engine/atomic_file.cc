@@ -5,25 +5,16 @@
 
 #include <cerrno>
 
+#include "engine/posix_file.h"
 #include "engine/unique_fd.h"
 
 namespace stitchfs::engine {
 namespace {
 
-Status WriteAll(int fd, std::string_view data, const std::string& what) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Status::IOError("write " + what, errno);
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::OK();
-}
-
 Status WriteAndSync(const std::string& path, std::string_view data) {
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd) return Status::IOError("create " + path, errno);
-  RETURN_IF_ERROR(WriteAll(fd.get(), data, path));
+  RETURN_IF_ERROR(WriteFully(fd.get(), data, path));
   if (::fsync(fd.get()) != 0) return Status::IOError("fsync " + path, errno);
   return fd.Close(path.c_str());
 }

@@ -14,7 +14,7 @@
 namespace stitchfs::engine {
 
 StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
-  return Open(dir, ManifestCache::Default());
+  return Open(dir, nullptr);
 }
 
 StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir,
@@ -47,7 +47,8 @@ StatusOr<ManifestHeader> ReadBackupHeader(const std::string& dir, ManifestIdenti
 }
 
 StatusOr<std::shared_ptr<const Backup>> BackupCache::Open(const Storage& storage,
-                                                          const std::string& dir) {
+                                                          const std::string& dir,
+                                                          const ManifestCache* cache) {
   const std::string key = AbsolutePath(dir);
   const auto now = storage.StatManifest(key);
   {
@@ -58,8 +59,7 @@ StatusOr<std::shared_ptr<const Backup>> BackupCache::Open(const Storage& storage
       return b;
     }
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<const Backup> b,
-                   Backup::Open(storage, dir, ManifestCache::Default()));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Backup> b, Backup::Open(storage, dir, cache));
   std::lock_guard<std::mutex> lock(mu_);
   open_[key] = b;
   std::erase_if(open_, [](const auto& kv) { return kv.second.expired(); });

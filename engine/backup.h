@@ -32,7 +32,7 @@ class ManifestCache;
 class Backup {
  public:
   // Opens the backup in folder `dir` and parses its `.backup`, or loads it from `cache`
-  // (ManifestCache::Default() for the first form; none if nullptr), storing it there after a
+  // (none for the first form or if nullptr), storing it there after a
   // parse. `.backup` must be a regular file: it is opened without following a symlink and
   // without blocking (a FIFO of that name is refused at once). Errors: kBackupNotFound (no
   // folder, no `.backup`, unreadable, not a regular file), kIOError (EMFILE, EIO, ...), and
@@ -76,8 +76,9 @@ class BackupCache {
   explicit BackupCache(size_t keep_bytes = 0) : keep_bytes_(keep_bytes) {}
 
   // The cached backup at `dir` (same absolute path) if its `.backup` is still the one that was
-  // parsed (same identity), else Backup::Open(storage, dir, ManifestCache::Default()).
-  StatusOr<std::shared_ptr<const Backup>> Open(const Storage& storage, const std::string& dir);
+  // parsed (same identity), else Backup::Open(storage, dir, cache).
+  StatusOr<std::shared_ptr<const Backup>> Open(const Storage& storage, const std::string& dir,
+                                               const ManifestCache* cache);
   // Bytes of manifest memory held by the kept (most recently used) backups.
   size_t kept_bytes() const;
 

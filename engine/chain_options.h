@@ -10,6 +10,7 @@ namespace stitchfs::engine {
 
 class BackupCache;
 class FdCache;
+class ManifestCache;
 class Storage;
 
 struct ChainOptions {
@@ -22,6 +23,9 @@ struct ChainOptions {
   size_t max_open_files = 0;                 // Data files kept open; 0 = DefaultFdCapacity().
   std::shared_ptr<BackupCache> backups;      // Share opened backups between chains (optional).
   std::shared_ptr<FdCache> fd_cache;         // Share open data files between chains (optional).
+  // Parsed manifests and resolved indexes kept across runs (the front ends pass the per-user
+  // one, ManifestCache::Default()); none if null.
+  const ManifestCache* cache = nullptr;
 };
 
 }  // namespace stitchfs::engine

@@ -33,7 +33,7 @@ StatusOr<std::shared_ptr<const Backup>> OpenBase(const Backup& child, size_t lev
                                   "\") is marked to be read from a base backup, but there is no "
                                   "base backup specified");
     }
-    auto resolved = ResolveLocator(child.header().base_backup, ParentDir(child.path()), o.disks);
+    auto resolved = BaseDirOf(child.path(), child.header().base_backup, "", o.disks);
     if (!resolved.ok()) return resolved.status().WithPrefix(child.Prefix());
     dir = *resolved;
   }
@@ -63,36 +63,57 @@ Status CheckBaseEntries(const Backup& child, const Backup& base) {
 
 }  // namespace
 
+StatusOr<std::string> BaseDirOf(const std::string& child_path, std::string_view locator,
+                                const std::string& override,
+                                const std::map<std::string, std::string>& disks) {
+  if (!override.empty()) return AbsolutePath(override);
+  return ResolveLocator(locator, ParentDir(child_path), disks);
+}
+
 std::string ContentId(const Checksum& c, uint64_t size) { return c.ToHex() + std::to_string(size); }
 
 StatusOr<std::shared_ptr<const Backup>> OpenBackup(const std::string& dir,
                                                    const ChainOptions& options) {
-  return options.backups ? options.backups->Open(*options.storage, dir)
-                         : Backup::Open(*options.storage, dir, ManifestCache::Default());
+  return options.backups ? options.backups->Open(*options.storage, dir, options.cache)
+                         : Backup::Open(*options.storage, dir, options.cache);
 }
 
 ChainWalk::ChainWalk(const ChainOptions& options, const Backup& top)
     : options_(options), seen_uuids_{top.header().uuid} {}
 
-StatusOr<std::shared_ptr<const Backup>> ChainWalk::Next(const Backup& child, size_t level) {
+StatusOr<std::shared_ptr<const Backup>> OpenBaseOf(const Backup& child, size_t level,
+                                                   const ChainOptions& o) {
   auto user = FirstBaseUser(child.manifest());
   if (!user) return std::shared_ptr<const Backup>();
-  if (level + 1 >= options_.max_depth) {
+  if (level + 1 >= o.max_depth) {
     return Status::WrongBaseBackup(child.Prefix() + "the chain of base backups is longer than " +
-                                   std::to_string(options_.max_depth));
+                                   std::to_string(o.max_depth));
   }
-  ASSIGN_OR_RETURN(auto base, OpenBase(child, level, options_, *user));
+  return OpenBase(child, level, o, *user);
+}
+
+Status CheckBase(const Backup& child, const Backup& base) {
   const std::string expected = child.header().base_backup_uuid.value_or("");
-  if (base->header().uuid != expected) {
-    return Status::WrongBaseBackup(child.Prefix() + "The base backup " + base->path() +
-                                   " has different UUID (" + base->header().uuid +
+  if (base.header().uuid != expected) {
+    return Status::WrongBaseBackup(child.Prefix() + "The base backup " + base.path() +
+                                   " has different UUID (" + base.header().uuid +
                                    " != " + expected + ")");
   }
+  return CheckBaseEntries(child, base);
+}
+
+Status LoopError(const Backup& child, const std::string& base_path, const std::string& uuid) {
+  return Status::WrongBaseBackup(child.Prefix() + "the chain of base backups loops back to " +
+                                 base_path + " (uuid " + uuid + ")");
+}
+
+StatusOr<std::shared_ptr<const Backup>> ChainWalk::Next(const Backup& child, size_t level) {
+  ASSIGN_OR_RETURN(auto base, OpenBaseOf(child, level, options_));
+  if (!base) return base;
+  RETURN_IF_ERROR(CheckBase(child, *base));
   if (!seen_uuids_.insert(base->header().uuid).second) {
-    return Status::WrongBaseBackup(child.Prefix() + "the chain of base backups loops back to " +
-                                   base->path() + " (uuid " + base->header().uuid + ")");
+    return LoopError(child, base->path(), base->header().uuid);
   }
-  RETURN_IF_ERROR(CheckBaseEntries(child, *base));
   return base;
 }
 

@@ -7,8 +7,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "engine/atomic_file.h"
 #include "engine/backup.h"
 #include "engine/data_file.h"
+#include "engine/data_file_name.h"
 #include "engine/posix_file.h"
 #include "engine/store.h"
 
@@ -106,6 +108,27 @@ StatusOr<std::shared_ptr<const BackupDataFile>> LocalStorage::OpenDataFile(
     const std::shared_ptr<const BackupFolder>& folder, const std::string& relative) const {
   ASSIGN_OR_RETURN(auto file, DataFile::Open(fds_, folder, relative));
   return std::shared_ptr<const BackupDataFile>(std::move(file));
+}
+
+StatusOr<std::string> LocalStorage::ReadIndex(const BackupFolder& folder) const {
+  ASSIGN_OR_RETURN(auto dir, fds_->Get(folder.cache_key(), [&folder] { return folder.Reopen(); }));
+  const std::string name = folder.path() + "/" + std::string(kIndexFile);
+  auto fd = OpenBeneath(dir->get(), std::string(kIndexFile));
+  if (!fd.ok()) return Status::BackupNotFound("no index " + name);
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Status::IOError("stat " + name, errno);
+  if (!S_ISREG(st.st_mode) || st.st_size > (off_t{1} << 32)) {
+    return Status::BackupNotFound("not an index: " + name);
+  }
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  RETURN_IF_ERROR(PreadFully(fd->get(), 0, std::span<char>(bytes.data(), bytes.size()), name));
+  return bytes;
+}
+
+Status LocalStorage::WriteIndex(const BackupFolder& folder, std::string_view bytes) const {
+  ASSIGN_OR_RETURN(UniqueFd dir, folder.Reopen());
+  RETURN_IF_ERROR(MakeDirsBeneath(dir.get(), kStitchDir).status());
+  return WriteFileAtomically(folder.path() + "/" + std::string(kStitchDir), "index", bytes);
 }
 
 StatusOr<std::vector<StoreFolder>> LocalStorage::ScanStore(const std::string& location) const {

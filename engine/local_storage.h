@@ -30,6 +30,8 @@ class LocalStorage final : public Storage {
   StatusOr<std::shared_ptr<const BackupDataFile>> OpenDataFile(
       const std::shared_ptr<const BackupFolder>& folder,
       const std::string& relative) const override;
+  StatusOr<std::string> ReadIndex(const BackupFolder& folder) const override;
+  Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const override;
   StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const override;
   // Written with BackupLock, staged in `.stitch-tmp` inside the destination, published by
   // rename, made durable with one syncfs, the manifest through WriteFileAtomically.

@@ -15,6 +15,7 @@
 
 #include "engine/folder_list.h"
 #include "engine/manifest_file.h"
+#include "engine/posix_file.h"
 #include "engine/unique_fd.h"
 
 namespace stitchfs::engine {
@@ -64,22 +65,55 @@ std::unique_ptr<const Manifest> ManifestCache::Load(const ManifestIdentity& id) 
   return std::move(*m);
 }
 
-void ManifestCache::Store(const ManifestIdentity& id, const Manifest& m) const {
+bool ManifestCache::StoreFile(const std::string& path,
+                              const std::function<bool(int)>& write) const {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   ::chmod(dir_.c_str(), 0700);
-  const std::string path = FileFor(id);
   static std::atomic<uint64_t> counter{0};  // Threads of one process may store at once.
   const std::string tmp =
       path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd) return;
-  if (!ManifestFile::Write(fd.get(), m, id).ok() || ::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (!fd) return false;
+  if (!write(fd.get()) || ::rename(tmp.c_str(), path.c_str()) != 0) {
     ::unlink(tmp.c_str());
-    return;
+    return false;
   }
   Trim();
+  return true;
 }
+
+void ManifestCache::Store(const ManifestIdentity& id, const Manifest& m) const {
+  StoreFile(FileFor(id), [&](int fd) { return ManifestFile::Write(fd, m, id).ok(); });
+}
+
+std::string ManifestCache::IndexFileFor(std::string_view key) const {
+  const XXH128_hash_t h = XXH3_128bits(key.data(), key.size());
+  char name[64];
+  std::snprintf(name, sizeof name, "/%016llx%016llx.index",
+                static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return dir_ + name;
+}
+
+std::optional<std::string> ManifestCache::LoadIndex(std::string_view key) const {
+  const std::string path = IndexFileFor(key);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  struct stat st;
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  if (!PreadFully(fd.get(), 0, std::span<char>(bytes.data(), bytes.size()), path).ok()) {
+    return std::nullopt;
+  }
+  ::futimens(fd.get(), nullptr);  // Recently used.
+  return bytes;
+}
+
+void ManifestCache::StoreIndex(std::string_view key, std::string_view bytes) const {
+  StoreFile(IndexFileFor(key), [&](int fd) { return WriteFully(fd, bytes, "index").ok(); });
+}
+
+void ManifestCache::DropIndex(std::string_view key) const { ::unlink(IndexFileFor(key).c_str()); }
 
 void ManifestCache::Trim() const {
   struct File {
@@ -96,9 +130,9 @@ void ManifestCache::Trim() const {
     const std::filesystem::path path = std::filesystem::path(dir_) / name;
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (path.extension() != ".manifest") {  // A store that died midway, an hour ago.
-      if (name.find(".manifest.tmp-") != std::string::npos &&
-          st.st_mtime < ::time(nullptr) - 3600) {
+    if (path.extension() != ".manifest" && path.extension() != ".index") {
+      // A store that died midway, an hour ago.
+      if (name.find(".tmp-") != std::string::npos && st.st_mtime < ::time(nullptr) - 3600) {
         std::filesystem::remove(path, ec);
       }
       continue;

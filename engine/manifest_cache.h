@@ -5,8 +5,11 @@
 // anything else is a miss (the manifest is parsed, as without a cache).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "engine/backup.h"
 #include "engine/manifest.h"
@@ -20,9 +23,9 @@ class ManifestCache {
   // the least recently used go first.
   ManifestCache(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_(max_bytes) {}
 
-  // The process-wide cache: $STITCH_CACHE_DIR, else $XDG_CACHE_HOME/stitchfs, else
-  // $HOME/.cache/stitchfs; nullptr when STITCH_CACHE_DIR is "off" or no folder is known.
-  // $STITCH_CACHE_MB bounds it (default 4096).
+  // The per-user cache, for the front ends to pass in options (the engine never looks for it):
+  // $STITCH_CACHE_DIR, else $XDG_CACHE_HOME/stitchfs, else $HOME/.cache/stitchfs; nullptr when
+  // STITCH_CACHE_DIR is "off" or no folder is known. $STITCH_CACHE_MB bounds it (default 4096).
   static const ManifestCache* Default();
 
   // Manifests smaller than this are parsed each time (parsing them is as fast as loading).
@@ -33,10 +36,20 @@ class ManifestCache {
   // Saves `m` for `id` (best effort: failures leave no file behind and are not reported).
   void Store(const ManifestIdentity& id, const Manifest& m) const;
 
+  // Resolved indexes (ResolvedIndex) of backups that have none of their own, by a key of the
+  // caller's (the same rules: best effort, least recently used go first). Load gives nullopt
+  // on a miss; Drop removes one found stale.
+  std::optional<std::string> LoadIndex(std::string_view key) const;
+  void StoreIndex(std::string_view key, std::string_view bytes) const;
+  void DropIndex(std::string_view key) const;
+
   const std::string& dir() const { return dir_; }
 
  private:
   std::string FileFor(const ManifestIdentity& id) const;
+  std::string IndexFileFor(std::string_view key) const;
+  // Writes a new file at `path` with `write(fd)`, then renames it into place; false on failure.
+  bool StoreFile(const std::string& path, const std::function<bool(int)>& write) const;
   void Trim() const;  // Removes the least recently used files beyond max_.
 
   std::string dir_;

@@ -27,6 +27,16 @@ StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extr
   return UniqueFd(static_cast<int>(fd));
 }
 
+Status WriteFully(int fd, std::string_view data, const std::string& what) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::IOError("write " + what, errno);
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::OK();
+}
+
 Status PreadFully(int fd, uint64_t offset, std::span<char> dst, const std::string& display_name) {
   size_t done = 0;
   while (done < dst.size()) {

@@ -90,8 +90,8 @@ bool NeedsFlatten(const std::vector<std::optional<size_t>>& levels,
 }
 
 // Replaces backup `path` by a flattened copy with the same uuid, atomically.
-StatusOr<uint64_t> FlattenInPlace(const std::string& path) {
-  ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(path, ChainOptions{}));
+StatusOr<uint64_t> FlattenInPlace(const std::string& path, const ChainOptions& o) {
+  ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(path, o));
   const std::string tmp = WorkPath(path, kFlattenSuffix);
   std::error_code ec;
   fs::remove_all(tmp, ec);  // Left by an interrupted run: never a kept backup.
@@ -126,8 +126,8 @@ void PutBack(const std::vector<std::string>& moved) {
 }
 
 // Every kept backup opens, with its whole chain, in the store as it now is.
-Status ProveKept(const std::vector<StoreEntry>& all, const std::map<size_t, std::string>& kept) {
-  ChainOptions o;
+Status ProveKept(const std::vector<StoreEntry>& all, const std::map<size_t, std::string>& kept,
+                 ChainOptions o) {
   o.backups = std::make_shared<BackupCache>(size_t{256} << 20);
   for (const auto& [k, why] : kept) {
     if (!all[k].backup) continue;  // Unreadable before: nothing to prove.
@@ -153,8 +153,7 @@ void RemoveWorkFolders(const std::string& store) {
 
 // The plan: one action per backup, oldest first.
 StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
-                                        const std::map<size_t, std::string>& kept) {
-  ChainOptions o;
+                                        const std::map<size_t, std::string>& kept, ChainOptions o) {
   o.backups = std::make_shared<BackupCache>(size_t{256} << 20);
   std::vector<PruneAction> plan;
   for (size_t i = 0; i < all.size(); ++i) {
@@ -181,27 +180,30 @@ StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
 
 }  // namespace
 
-StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, const PrunePolicy& p) {
+StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, const PrunePolicy& p,
+                                              const ManifestCache* cache) {
   if (p.keep_last <= 0 && p.keep_daily <= 0 && p.keep_monthly <= 0) {
     return Status::InvalidArgument("a policy needs --keep-last, --keep-daily or --keep-monthly");
   }
   const std::string store = AbsolutePath(store_arg);
-  ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(store));
+  ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(store, cache));
   const auto kept = Kept(all, p);
-  ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept));
+  ChainOptions o;
+  o.cache = cache;
+  ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept, o));
   if (p.dry_run) return plan;
   RemoveWorkFolders(store);
   std::vector<std::string> doomed;
   for (size_t i = 0; i < plan.size(); ++i) {  // Oldest first.
     if (plan[i].kind == PruneAction::kFlatten) {
-      ASSIGN_OR_RETURN(plan[i].bytes, FlattenInPlace(all[i].path));
+      ASSIGN_OR_RETURN(plan[i].bytes, FlattenInPlace(all[i].path, o));
     } else if (plan[i].kind == PruneAction::kRemove) {
       doomed.push_back(all[i].path);
     }
   }
   std::vector<std::string> moved;
   Status s = SetAside(doomed, store, &moved);
-  if (s.ok()) s = ProveKept(all, kept);
+  if (s.ok()) s = ProveKept(all, kept, o);
   if (!s.ok()) {
     PutBack(moved);
     return s;

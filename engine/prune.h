@@ -8,6 +8,10 @@
 #include "engine/status_or.h"
 
 namespace stitchfs::engine {
+class ManifestCache;
+}
+
+namespace stitchfs::engine {
 
 struct PrunePolicy {
   int keep_last = 0;     // The newest N backups.
@@ -34,6 +38,8 @@ struct PruneAction {
 // put back and nothing is deleted. Interrupted at any point, every kept backup still opens.
 // Errors: kInvalidArgument for an empty policy; a kept backup that does not open (prune then
 // changes nothing); kIOError.
-StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store, const PrunePolicy& policy);
+// Manifests and resolved indexes are read through `cache`, if any.
+StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store, const PrunePolicy& policy,
+                                              const ManifestCache* cache = nullptr);
 
 }  // namespace stitchfs::engine

@@ -3,15 +3,14 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "engine/chain_compose.h"
 #include "engine/chain_walk.h"
 #include "engine/concat_file.h"
 #include "engine/local_storage.h"
 #include "engine/store.h"
 
 namespace stitchfs::engine {
-namespace {
 
-// Same name assumed: the same bytes and the same attributes a listing shows.
 bool Unchanged(const FileEntry& a, const FileEntry& b) {
   if (a.size != b.size || a.checksum != b.checksum || a.meta.has_value() != b.meta.has_value())
     return false;
@@ -19,6 +18,8 @@ bool Unchanged(const FileEntry& a, const FileEntry& b) {
   return a.meta->mode == b.meta->mode && a.meta->uid == b.meta->uid && a.meta->gid == b.meta->gid &&
          a.meta->mtime == b.meta->mtime;
 }
+
+namespace {
 
 // The entry whose data and base coverage serve every copy of `i`'s content.
 size_t RepOf(const Manifest& m, size_t i) {
@@ -34,8 +35,8 @@ class Resolver {
  public:
   Resolver(const ChainOptions& o, const ResolveOptions& r) : o_(o), r_(r) {}
 
-  StatusOr<std::shared_ptr<const ResolvedBackup>> Run(const std::string& dir) {
-    ASSIGN_OR_RETURN(out_->top_, OpenBackup(dir, o_));
+  StatusOr<std::unique_ptr<ResolvedBackup>> Run(std::shared_ptr<const Backup> top_backup) {
+    out_->top_ = std::move(top_backup);
     const Backup& top = *out_->top_;
     out_->storage_ = o_.storage;
     AddLevel(top);
@@ -53,7 +54,7 @@ class Resolver {
       return Status::NoBaseBackup(top.Prefix() + "a file needs a base backup that was not found");
     }
     Finish();
-    return std::shared_ptr<const ResolvedBackup>(std::move(out_));
+    return std::move(out_);
   }
 
  private:
@@ -72,7 +73,8 @@ class Resolver {
 
   void AddLevel(const Backup& b) {
     out_->levels_.push_back({b.folder(), b.header().uuid, b.header().timestamp,
-                             CivilToEpochSeconds(b.header().time), b.identity()});
+                             CivilToEpochSeconds(b.header().time), b.identity(),
+                             b.header().base_backup});
   }
 
   void Tag(uint32_t rep, uint32_t level, const FileEntry& e) {
@@ -181,14 +183,22 @@ class Resolver {
   std::vector<Follow> follow_;
 };
 
+StatusOr<std::unique_ptr<ResolvedBackup>> ResolvedBackup::Walk(std::shared_ptr<const Backup> top,
+                                                               const ChainOptions& options,
+                                                               const ResolveOptions& r) {
+  return Resolver(options, r).Run(std::move(top));
+}
+
 StatusOr<std::shared_ptr<const ResolvedBackup>> ResolvedBackup::Open(const std::string& dir,
                                                                      const ChainOptions& options,
                                                                      const ResolveOptions& r) {
-  if (options.storage) return Resolver(options, r).Run(dir);
   ChainOptions local = options;
-  local.storage = options.fd_cache ? std::make_shared<const LocalStorage>(options.fd_cache)
-                                   : LocalStorage::Create(options.max_open_files);
-  return Resolver(local, r).Run(dir);
+  if (!local.storage) {
+    local.storage = options.fd_cache ? std::make_shared<const LocalStorage>(options.fd_cache)
+                                     : LocalStorage::Create(options.max_open_files);
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<ResolvedBackup> out, OpenChain(dir, local, r));
+  return std::shared_ptr<const ResolvedBackup>(std::move(out));
 }
 
 size_t ResolvedBackup::Rep(size_t entry) const { return RepOf(top_->manifest(), entry); }

@@ -33,6 +33,9 @@ struct ResolveOptions {
   bool prefixes = false;
 };
 
+// Two entries of the same name hold the same bytes and show the same attributes.
+bool Unchanged(const FileEntry& a, const FileEntry& b);
+
 // A (size, checksum) content key.
 using ContentKey = std::pair<uint64_t, Checksum>;
 
@@ -45,6 +48,7 @@ class ResolvedBackup {
     std::string timestamp;
     int64_t mtime_sec = 0;  // The timestamp as an instant (seconds since the epoch), for display.
     ManifestIdentity manifest;  // The `.backup` that was read (to notice it replaced).
+    std::string base_backup;    // Its header's locator of its base ("" if none).
     const std::string& path() const { return folder->path(); }
   };
   static constexpr uint32_t kOwnFile = UINT32_MAX;
@@ -53,14 +57,20 @@ class ResolvedBackup {
     uint32_t level = 0;
     uint64_t length = 0;
   };
+  struct DataFileName {  // A base's data file: its level and its name in a string area.
+    uint32_t level, offset, length;
+  };
   struct Origin {  // Entry `entry` of the backup at `level`.
     uint32_t level = 0;
     uint32_t entry = 0;
   };
 
-  // Opens `dir` and its chain, level by level; holds at most two manifests of bases at a time
-  // (besides those the cache keeps). Errors: those of Backup::Open (prefixed with the child
-  // for a base), kNoBaseBackup (an entry needs a base, none named or reachable),
+  // Opens `dir` and its chain: from the backup's resolved index when it has a valid one (its
+  // own, or one in the per-user cache), reading a bounded amount whatever the depth; else
+  // from the base's resolved form and its own manifest (the base opened the same way, and an
+  // index of each level so resolved kept in the per-user cache); holds a bounded number of
+  // manifests at a time (besides those the cache keeps). Errors: those of Backup::Open (prefixed
+  // with the child for a base), kNoBaseBackup (an entry needs a base, none named or reachable),
   // kWrongBaseBackup (uuid mismatch, an entry missing from its base, a cycle, too deep).
   static StatusOr<std::shared_ptr<const ResolvedBackup>> Open(const std::string& dir,
                                                               const ChainOptions& options = {},
@@ -96,10 +106,13 @@ class ResolvedBackup {
 
  private:
   friend class Resolver;
-  struct DataFileName {
-    uint32_t level, offset, length;  // Name = names_[offset, offset + length).
-  };
+  friend class ChainComposer;
+  friend class ResolvedIndex;
   ResolvedBackup() = default;
+  // Resolves `top` by walking its whole chain, level by level (no index).
+  static StatusOr<std::unique_ptr<ResolvedBackup>> Walk(std::shared_ptr<const Backup> top,
+                                                        const ChainOptions& options,
+                                                        const ResolveOptions& r);
   size_t Rep(size_t entry) const;  // The entry whose extents serve `entry`.
   StatusOr<std::vector<Segment>> Segments(size_t rep, std::span<const FlatExtent> x) const;
   StatusOr<std::shared_ptr<const RandomAccessFile>> Stitch(size_t rep,

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/chain_compose.h"
 #include "engine/file_pass.h"
 #include "engine/local_storage.h"
 #include "engine/locator.h"
@@ -100,7 +101,9 @@ void RunWorkers(Run& run, int jobs, const SourceTree& tree, const WriterProgress
 
 StatusOr<std::shared_ptr<const ResolvedBackup>> OpenBase(const BackupOptions& o) {
   if (o.base.empty()) return std::shared_ptr<const ResolvedBackup>();
-  auto chain = ResolvedBackup::Open(o.base, o.base_chain);
+  ResolveOptions r;
+  r.origins = true;  // For the new backup's resolved index.
+  auto chain = ResolvedBackup::Open(o.base, o.base_chain, r);
   if (!chain.ok()) return chain.status().WithPrefix("base backup " + o.base + ": ");
   return chain;
 }
@@ -193,6 +196,13 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
   std::string xml;
   RETURN_IF_ERROR(RenderManifest(h, entries, &xml, nodes, summary.missing));
   RETURN_IF_ERROR(writer->Finish(xml));
+  if (base) {  // Only a quicker open: a backup without it is complete.
+    ChainOptions self;
+    self.storage = storage;
+    self.cache = o.base_chain.cache;
+    Status s = WriteResolvedIndex(o.dest, *base, self);
+    if (!s.ok()) summary.warnings.push_back("no resolved index kept: " + s.ToString());
+  }
   return summary;
 }
 

@@ -104,6 +104,11 @@ class Storage {
   // symlink, or a name leaving the folder), kIOError.
   virtual StatusOr<std::shared_ptr<const BackupDataFile>> OpenDataFile(
       const std::shared_ptr<const BackupFolder>& folder, const std::string& relative) const = 0;
+  // The resolved index kept with the backup of `folder` (ResolvedIndex; `.stitchfs/index`
+  // locally), read whole: kBackupNotFound if there is none, kIOError.
+  virtual StatusOr<std::string> ReadIndex(const BackupFolder& folder) const = 0;
+  // Keeps `bytes` as that index, replacing any atomically (readers see the old or the new).
+  virtual Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const = 0;
   // The backups of the store at `location` by name (the rules of engine::ScanStore).
   virtual StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const = 0;
 

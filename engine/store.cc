@@ -111,7 +111,7 @@ StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& store_path) {
   return out;
 }
 
-StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store) {
+StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store, const ManifestCache* cache) {
   ASSIGN_OR_RETURN(std::vector<StoreFolder> folders, ScanStore(store));
   std::vector<StoreEntry> out;
   for (const StoreFolder& f : folders) {
@@ -119,7 +119,7 @@ StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store) {
     s.name = f.name;
     s.path = f.path;
     s.folder = f.folder;
-    auto b = Backup::Open(s.path);
+    auto b = Backup::Open(s.path, cache);
     if (b.ok() && (*b)->folder()->identity() == f.folder) {
       s.backup = *b;
       FillFigures(s);

@@ -29,8 +29,10 @@ struct StoreEntry {
   uint64_t stored_bytes = 0;  // Data files stored in this backup, plus the manifest.
 };
 
-// Lists the store's backups (ScanStore), opened, oldest first (by timestamp, then name).
-StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store);
+// Lists the store's backups (ScanStore), opened (through `cache`, if any), oldest first (by
+// timestamp, then name).
+StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store,
+                                            const ManifestCache* cache = nullptr);
 
 // Is `dir` a single backup (holds a `.backup` that is a regular file)?
 bool IsBackupFolder(const std::string& dir);

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "engine/error_table.h"
+#include "engine/manifest_cache.h"
 #include "engine/store.h"
 #include "fs/backup_view.h"
 #include "fs/fuse_ops.h"
@@ -166,6 +167,7 @@ int main(int argc, char** argv) {
   attr.uid = o.uid;
   attr.gid = o.gid;
   attr.umask = o.umask;
+  o.chain.cache = eng::ManifestCache::Default();  // The per-user cache.
   if (eng::IsBackupFolder(o.backup)) {
     if (o.share_inodes) {
       return Fail(eng::kExitUsage, "-o share_inodes needs a store of backups, not one backup");

@@ -92,8 +92,8 @@ TEST_F(ResolvedTest, OriginsFollowUnchangedFilesDownTheChain) {
 TEST_F(ResolvedTest, KeepsNoManifestOfItsBases) {
   ChainOptions o;
   o.backups = std::make_shared<BackupCache>();  // Keeps nothing beyond what is held.
-  std::weak_ptr<const Backup> b1 = *o.backups->Open(*LocalStorage::Create(), dir_ / "b1");
-  std::weak_ptr<const Backup> b0 = *o.backups->Open(*LocalStorage::Create(), dir_ / "b0");
+  std::weak_ptr<const Backup> b1 = *o.backups->Open(*LocalStorage::Create(), dir_ / "b1", nullptr);
+  std::weak_ptr<const Backup> b0 = *o.backups->Open(*LocalStorage::Create(), dir_ / "b0", nullptr);
   EXPECT_TRUE(b1.expired());
   auto r = MustOpen(dir_ / "b2", o);
   ASSERT_TRUE(r);
@@ -113,23 +113,23 @@ TEST_F(ResolvedTest, DamageIsNamedAndNeverShortBytes) {
 
 TEST_F(ResolvedTest, CacheKeepsRecentBackupsAndNoticesReplacedManifests) {
   BackupCache cache(1 << 20);
-  const Backup* first = (*cache.Open(*LocalStorage::Create(), dir_ / "b0")).get();
+  const Backup* first = (*cache.Open(*LocalStorage::Create(), dir_ / "b0", nullptr)).get();
   EXPECT_GT(cache.kept_bytes(), 0u);
-  EXPECT_EQ((*cache.Open(*LocalStorage::Create(), dir_ / "b0")).get(), first)
+  EXPECT_EQ((*cache.Open(*LocalStorage::Create(), dir_ / "b0", nullptr)).get(), first)
       << "kept while nobody holds it";
   FixtureBackup again(dir_ / "b0-new");
   again.AddStored("other.txt", "other");
   ASSERT_OK(again.Write());
   std::filesystem::rename(dir_ / "b0-new/.backup", dir_ / "b0/.backup");
-  auto reopened = cache.Open(*LocalStorage::Create(), dir_ / "b0");
+  auto reopened = cache.Open(*LocalStorage::Create(), dir_ / "b0", nullptr);
   ASSERT_TRUE(reopened.ok());
   EXPECT_TRUE((*reopened)->manifest().FindByName("other.txt").has_value())
       << "a replaced .backup is parsed again";
   BackupCache tiny(1);
-  ASSERT_TRUE(tiny.Open(*LocalStorage::Create(), dir_ / "b1").ok());
-  ASSERT_TRUE(tiny.Open(*LocalStorage::Create(), dir_ / "b2").ok());
+  ASSERT_TRUE(tiny.Open(*LocalStorage::Create(), dir_ / "b1", nullptr).ok());
+  ASSERT_TRUE(tiny.Open(*LocalStorage::Create(), dir_ / "b2", nullptr).ok());
   EXPECT_EQ(tiny.kept_bytes(),
-            (*tiny.Open(*LocalStorage::Create(), dir_ / "b2"))->manifest().MemoryUsage())
+            (*tiny.Open(*LocalStorage::Create(), dir_ / "b2", nullptr))->manifest().MemoryUsage())
       << "over the budget only the most recent one is kept";
 }
 
