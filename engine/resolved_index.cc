@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <cstddef>
 #include <cstring>
 #include <type_traits>
 
@@ -23,6 +24,8 @@ struct Header {
   uint64_t num_entries, depth, num_files, num_extents, num_first, num_origins;
   uint64_t names_bytes, strings_bytes;
 };
+
+static_assert(sizeof(Header) == 104 && offsetof(Header, hash_hi) == 24);
 
 struct Text {  // A string of the string area.
   uint32_t offset, length;

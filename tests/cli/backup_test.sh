@@ -23,6 +23,13 @@ out=$("$STITCH" backup "$work/src" "$work/store/b1" --base "$work/store/b0" --js
 check "incremental stores only the appended bytes" grep -q '"bytes_stored":1000,' <<<"$out"
 check "incremental reuses the prefix" grep -q '"bytes_from_base_prefix":200000,' <<<"$out"
 check "data file is exactly the tail" test "$(stat -c %s "$work/store/b1/logs/app.log")" = 1000
+check "an incremental keeps its resolved index" test -s "$work/store/b1/.stitchfs/index"
+check "a full backup needs none" test ! -e "$work/store/b0/.stitchfs"
+cp -a "$work/store/b1" "$work/store/b1-copy"  # Another .backup identity: its index is not trusted.
+check "a copy whose index is stale reads the same" cmp <("$STITCH" cat "$work/store/b1-copy" logs/app.log) "$work/src/logs/app.log"
+echo garbage > "$work/store/b1-copy/.stitchfs/index"
+check "and so does one with a damaged index" cmp <("$STITCH" cat "$work/store/b1-copy" logs/app.log) "$work/src/logs/app.log"
+rm -rf "$work/store/b1-copy"
 rm -rf "$work/r"
 check "restore incremental" "$STITCH" restore "$work/store/b1" "$work/r"
 check "restored tree equals the source" diff -r "$work/r" "$work/src"

@@ -1,0 +1,170 @@
+#include "engine/resolved_index.h"
+
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "engine/backup.h"
+#include "engine/local_storage.h"
+#include "engine/manifest_cache.h"
+#include "tests/engine/chain_fixture.h"
+
+namespace stitchfs::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> IndexFiles(const std::string& dir) {
+  std::vector<std::string> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() == ".index") out.push_back(e.path());
+  }
+  return out;
+}
+
+// What a reader gets from `r`: each entry's bytes, and its extents and origin.
+std::string Describe(const ResolvedBackup& r) {
+  std::string out;
+  const Manifest& m = r.top().manifest();
+  for (size_t i = 0; i < m.num_entries(); ++i) {
+    out += std::string(m.entry(i).name) + ":";
+    for (const auto& x : r.Extents(i)) {
+      out += " " + std::to_string(x.level) + "/" + std::to_string(x.length);
+    }
+    out += " origin " + std::to_string(r.origin(i).level) + "/" + std::to_string(r.origin(i).entry);
+    auto f = r.OpenEntry(i);
+    if (!f.ok()) return out + " " + f.status().ToString();
+    std::string bytes((*f)->size(), '\0');
+    auto n = (*f)->ReadAt(0, bytes);
+    out += " " + std::to_string(n.ok() ? *n : 0) + " " +
+           std::to_string(XXH3_64bits(bytes.data(), bytes.size())) + "\n";
+  }
+  return out;
+}
+
+class ResolvedIndexTest : public ChainTest {
+ protected:
+  ChainOptions Options(size_t keep_bytes = size_t{64} << 20) {
+    ChainOptions o;
+    o.cache = &cache_;
+    o.backups = std::make_shared<BackupCache>(keep_bytes);
+    return o;
+  }
+  // Opened as every reader opens it (from an index or composed), with origins.
+  std::shared_ptr<const ResolvedBackup> Open(const std::string& name, const ChainOptions& o) {
+    ResolveOptions r;
+    r.origins = true;
+    auto b = ResolvedBackup::Open(dir_ / name, o, r);
+    EXPECT_TRUE(b.ok()) << b.status().ToString();
+    return b.ok() ? *b : nullptr;
+  }
+  // The same, walking the chain level by level (what `stitch diff` does).
+  std::string Walked(const std::string& name) {
+    ResolveOptions r;
+    r.origins = true;
+    r.prefixes = true;
+    auto b = ResolvedBackup::Open(dir_ / name, ChainOptions{}, r);
+    EXPECT_TRUE(b.ok()) << b.status().ToString();
+    return b.ok() ? Describe(**b) : "";
+  }
+
+  testutil::TempDir cache_dir_;
+  ManifestCache cache_{cache_dir_.path(), uint64_t{1} << 30};
+};
+
+TEST_F(ResolvedIndexTest, ComposedAndIndexedReadAsTheWalkDoes) {
+  auto composed = Open("b2", Options());
+  ASSERT_TRUE(composed);
+  EXPECT_EQ(Describe(*composed), Walked("b2"));
+  EXPECT_EQ(IndexFiles(cache_dir_.path()).size(), 2u) << "one for b1, one for b2";
+  auto indexed = Open("b2", Options());
+  ASSERT_TRUE(indexed);
+  EXPECT_EQ(Describe(*indexed), Walked("b2"));
+  EXPECT_EQ(indexed->depth(), 3u);
+  EXPECT_EQ(indexed->level(2).uuid, b0_uuid_);
+  EXPECT_EQ(Describe(*Open("b1", Options())), Walked("b1"));
+}
+
+TEST_F(ResolvedIndexTest, AnIndexedOpenReadsNoManifestOfTheBases) {
+  ChainOptions first = Options();
+  ASSERT_TRUE(Open("b2", first));
+  const size_t all = first.backups->kept_bytes();
+  ChainOptions second = Options();
+  auto b = Open("b2", second);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(second.backups->kept_bytes(), b->top().manifest().MemoryUsage());
+  EXPECT_LT(second.backups->kept_bytes(), all);
+}
+
+TEST_F(ResolvedIndexTest, ABaseRewrittenOrReplacedMakesTheIndexStale) {
+  ASSERT_TRUE(Open("b2", Options()));
+  // b1 rewritten as itself (another folder and .backup): the index is not trusted, the chain
+  // is composed again and reads the same.
+  fs::copy(dir_ / "b1", dir_ / "copy", fs::copy_options::recursive);
+  fs::remove_all(dir_ / "b1");
+  fs::rename(dir_ / "copy", dir_ / "b1");
+  auto again = Open("b2", Options());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(Describe(*again), Walked("b2"));
+  // b0 replaced by a backup with its uuid but other bytes: the chain check fails, as without
+  // any index, rather than reading what the index recorded.
+  fs::remove_all(dir_ / "b0");
+  testutil::FixtureBackup other(dir_ / "b0");
+  other.header.uuid = b0_uuid_;
+  other.AddStored("log/app.log", "other");
+  ASSERT_OK(other.Write());
+  auto broken = ResolvedBackup::Open(dir_ / "b2", Options());
+  EXPECT_EQ(broken.status().code(), ErrorCode::kWrongBaseBackup) << broken.status().ToString();
+}
+
+TEST_F(ResolvedIndexTest, AnIndexIsUsedOnlyWhereItsBasesAre) {
+  ASSERT_TRUE(Open("b2", Options()));
+  fs::rename(dir_ / "b1", dir_ / "moved");
+  ChainOptions o = Options();
+  EXPECT_EQ(ResolvedBackup::Open(dir_ / "b2", o).status().code(), ErrorCode::kNoBaseBackup);
+  o.base_override = dir_ / "moved";
+  auto b = Open("b2", o);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->level(1).path(), dir_ / "moved");
+}
+
+TEST_F(ResolvedIndexTest, DamagedOrForgedIndexesAreMissesOrAddUp) {
+  auto r = Open("b2", Options());
+  ASSERT_TRUE(r);
+  const std::string good = ResolvedIndex::Encode(*r);
+  ChainOptions with_storage = Options();
+  with_storage.storage = LocalStorage::Create();
+  auto opened = Backup::Open(dir_ / "b2");
+  ASSERT_TRUE(opened.ok());
+  const std::shared_ptr<const Backup> top = *opened;
+  ASSERT_TRUE(ResolvedIndex::Decode(good, top, with_storage, true).ok());
+  EXPECT_FALSE(
+      ResolvedIndex::Decode(good.substr(0, good.size() - 1), top, with_storage, true).ok());
+  constexpr size_t kHeader = 104, kHashAt = 24;  // The layout of resolved_index.cc.
+  for (size_t at = kHeader; at < good.size(); ++at) {
+    std::string bad = good;
+    bad[at] ^= 0x55;
+    EXPECT_FALSE(ResolvedIndex::Decode(bad, top, with_storage, true).ok()) << "checksum, " << at;
+    // The same change with a matching checksum: refused, or every file adds up to its size.
+    const XXH128_hash_t h = XXH3_128bits(bad.data() + kHeader, bad.size() - kHeader);
+    std::memcpy(&bad[kHashAt], &h.high64, 8);
+    std::memcpy(&bad[kHashAt + 8], &h.low64, 8);
+    auto forged = ResolvedIndex::Decode(bad, top, with_storage, true);
+    if (!forged.ok()) continue;
+    const Manifest& m = (*forged)->top().manifest();
+    for (size_t i = 0; i < m.num_entries(); ++i) {
+      uint64_t total = 0;
+      for (const auto& x : (*forged)->Extents(i)) {
+        total += x.length;
+        EXPECT_LT(x.level, (*forged)->depth());
+      }
+      EXPECT_EQ(total, m.entry(i).size) << "byte " << at << ", entry " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
