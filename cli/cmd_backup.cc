@@ -2,9 +2,9 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cli/json.h"
 #include "cli/progress.h"
 #include "engine/error_table.h"
+#include "engine/json_writer.h"
 #include "engine/snapshot_writer.h"
 
 namespace stitchfs::cli {
@@ -38,7 +38,7 @@ engine::StatusOr<engine::BackupOptions> OptionsFrom(const Args& args) {
 }
 
 void PrintJson(const engine::BackupSummary& s, const std::string& dest) {
-  Json j;
+  engine::JsonWriter j;
   j.BeginObject().Key("backup").String(dest).Key("uuid").String(s.uuid);
   j.Key("files")
       .Number(s.files)

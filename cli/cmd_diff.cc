@@ -2,9 +2,9 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cli/json.h"
 #include "engine/backup_diff.h"
 #include "engine/error_table.h"
+#include "engine/json_writer.h"
 
 namespace stitchfs::cli {
 namespace {
@@ -29,7 +29,7 @@ char Letter(engine::ChangeKind k) {
 }
 
 void PrintJson(const std::vector<engine::Change>& changes) {
-  Json j;
+  engine::JsonWriter j;
   j.BeginArray();
   for (const auto& c : changes) {
     j.BeginObject().Key("change").String(engine::ChangeKindName(c.kind)).Key("name").String(c.name);

@@ -2,10 +2,10 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cli/json.h"
 #include "cli/progress.h"
 #include "engine/error_table.h"
 #include "engine/flatten.h"
+#include "engine/json_writer.h"
 
 namespace stitchfs::cli {
 
@@ -17,7 +17,7 @@ int CmdFlatten(int argc, char** argv) {
   auto r = engine::FlattenBackup(*chain, args.positional[1]);
   if (!r.ok()) return Fail(r.status());
   if (args.Has("--json")) {
-    Json j;
+    engine::JsonWriter j;
     j.BeginObject().Key("backup").String(args.positional[1]).Key("uuid").String(r->uuid);
     j.Key("files").Number(r->files).Key("bytes_stored").Number(r->bytes_stored).EndObject();
     std::printf("%s\n", j.str().c_str());

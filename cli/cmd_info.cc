@@ -2,16 +2,16 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cli/json.h"
 #include "cli/progress.h"
 #include "engine/backup_stats.h"
 #include "engine/error_table.h"
+#include "engine/json_writer.h"
 
 namespace stitchfs::cli {
 namespace {
 
 void PrintJson(const engine::ResolvedBackup& chain, const engine::BackupStats& st) {
-  Json j;
+  engine::JsonWriter j;
   j.BeginObject();
   const auto& h = chain.top().header();
   j.Key("path").String(chain.top().path()).Key("uuid").String(h.uuid);

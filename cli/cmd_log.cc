@@ -2,9 +2,9 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cli/json.h"
 #include "cli/progress.h"
 #include "engine/error_table.h"
+#include "engine/json_writer.h"
 #include "engine/manifest_cache.h"
 #include "engine/store.h"
 
@@ -17,7 +17,7 @@ int CmdLog(int argc, char** argv) {
   if (!list.ok()) return Fail(list.status());
   int code = engine::kExitOk;
   if (args->Has("--json")) {
-    Json j;
+    engine::JsonWriter j;
     j.BeginArray();
     for (const auto& s : *list) {
       j.BeginObject().Key("name").String(s.name).Key("path").String(s.path);

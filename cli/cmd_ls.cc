@@ -4,8 +4,8 @@
 #include <set>
 
 #include "cli/commands.h"
-#include "cli/json.h"
 #include "engine/error_table.h"
+#include "engine/json_writer.h"
 
 namespace stitchfs::cli {
 namespace {
@@ -51,7 +51,7 @@ engine::StatusOr<Listing> Collect(const engine::Manifest& m, std::string path, b
 }
 
 void PrintJson(const engine::Manifest& m, const Listing& l) {
-  Json j;
+  engine::JsonWriter j;
   j.BeginArray();
   for (const std::string& d : l.dirs)
     j.BeginObject().Key("name").String(d).Key("type").String("dir").EndObject();

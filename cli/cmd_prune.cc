@@ -3,9 +3,9 @@
 #include <cstdlib>
 
 #include "cli/commands.h"
-#include "cli/json.h"
 #include "cli/progress.h"
 #include "engine/error_table.h"
+#include "engine/json_writer.h"
 #include "engine/manifest_cache.h"
 #include "engine/prune.h"
 
@@ -47,7 +47,7 @@ int CmdPrune(int argc, char** argv) {
   auto plan = engine::PruneStore(args->positional[0], p, engine::ManifestCache::Default());
   if (!plan.ok()) return Fail(plan.status());
   uint64_t freed = 0, written = 0;
-  Json j;
+  engine::JsonWriter j;
   j.BeginArray();
   for (const auto& a : *plan) {
     (a.kind == engine::PruneAction::kRemove ? freed : written) += a.bytes;

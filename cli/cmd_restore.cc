@@ -2,9 +2,9 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cli/json.h"
 #include "cli/progress.h"
 #include "engine/error_table.h"
+#include "engine/json_writer.h"
 #include "engine/restore.h"
 
 namespace stitchfs::cli {
@@ -27,7 +27,7 @@ int CmdRestore(int argc, char** argv) {
   bar.Done();
   if (!r.ok()) return Fail(r.status());
   if (args.Has("--json")) {
-    Json j;
+    engine::JsonWriter j;
     j.BeginObject().Key("files").Number(r->files).Key("bytes").Number(r->bytes).EndObject();
     std::printf("%s\n", j.str().c_str());
   }

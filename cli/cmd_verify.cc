@@ -2,9 +2,9 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cli/json.h"
 #include "cli/progress.h"
 #include "engine/error_table.h"
+#include "engine/json_writer.h"
 #include "engine/verify.h"
 
 namespace stitchfs::cli {
@@ -22,7 +22,7 @@ int CmdVerify(int argc, char** argv) {
       engine::VerifyBackup(*chain, [&](uint64_t f, uint64_t b) { bar.Update(f, b); });
   bar.Done();
   if (args.Has("--json")) {
-    Json j;
+    engine::JsonWriter j;
     j.BeginObject().Key("backup").String(chain->top().path());
     j.Key("ok").Bool(r.problems.empty()).Key("files_checked").Number(r.files_checked);
     j.Key("bytes_read").Number(r.bytes_read).Key("problems").BeginArray();

@@ -1,6 +1,6 @@
 #include "fs/xattrs.h"
 
-#include "engine/json_string.h"
+#include "engine/json_writer.h"
 #include "fs/backup_view.h"
 
 namespace stitchfs::fs {
@@ -8,24 +8,50 @@ namespace {
 
 constexpr const char* kPrefix = "user.stitchfs.";
 
-std::string Quote(std::string_view v) {
-  std::string out;
-  engine::AppendJsonString(&out, v);
-  return out;
-}
-
 // JSON: [{"backup": path, "level": n, "from": first byte, "to": end byte}, ...] in file order.
 std::string Sources(const BackupView& s, uint32_t entry) {
-  std::string out = "[";
+  engine::JsonWriter j;
+  j.BeginArray();
   uint64_t pos = 0;
   for (const auto& x : s.backup().Extents(entry)) {
-    if (out.size() > 1) out += ",";
-    out += "{\"backup\":" + Quote(s.backup().level(x.level).path()) +
-           ",\"level\":" + std::to_string(x.level) + ",\"from\":" + std::to_string(pos) +
-           ",\"to\":" + std::to_string(pos + x.length) + "}";
+    j.BeginObject().Key("backup").String(s.backup().level(x.level).path());
+    j.Key("level").Number(x.level).Key("from").Number(pos);
     pos += x.length;
+    j.Key("to").Number(pos).EndObject();
   }
-  return out + "]";
+  return j.EndArray().Take();
+}
+
+// JSON: [{"name": path, "reason": text}, ...], what the backup lacks.
+std::string Incomplete(const BackupView& s) {
+  engine::JsonWriter j;
+  j.BeginArray();
+  for (const auto& m : s.backup().top().manifest().missing()) {
+    j.BeginObject().Key("name").String(m.name).Key("reason").String(m.reason).EndObject();
+  }
+  return j.EndArray().Take();
+}
+
+// JSON: [{"level": n, "uuid": ..., "timestamp": ..., "backup": path}, ...], the top backup first.
+std::string Chain(const BackupView& s) {
+  engine::JsonWriter j;
+  j.BeginArray();
+  for (size_t i = 0; i < s.backup().depth(); ++i) {
+    const auto& b = s.backup().level(i);
+    j.BeginObject().Key("level").Number(i).Key("uuid").String(b.uuid);
+    j.Key("timestamp").String(b.timestamp).Key("backup").String(b.path()).EndObject();
+  }
+  return j.EndArray().Take();
+}
+
+// JSON: the system.backups-style figures of the whole backup.
+std::string Stats(const BackupView& s) {
+  const auto& st = s.Stats();
+  engine::JsonWriter j;
+  j.BeginObject().Key("num_files").Number(st.num_files).Key("total_size").Number(st.total_size);
+  j.Key("num_entries").Number(st.num_entries).Key("size_of_entries").Number(st.size_of_entries);
+  j.Key("uncompressed_size").Number(st.uncompressed_size);
+  return j.EndObject().Take();
 }
 
 std::string RootValue(const BackupView& s, const std::string& key) {
@@ -33,30 +59,9 @@ std::string RootValue(const BackupView& s, const std::string& key) {
   if (key == "uuid") return h.uuid;
   if (key == "timestamp") return h.timestamp;
   if (key == "algorithm") return engine::ChecksumAlgorithmName(h.algorithm);
-  if (key == "incomplete") {  // JSON: what the backup lacks.
-    std::string out = "[";
-    for (const auto& m : s.backup().top().manifest().missing()) {
-      if (out.size() > 1) out += ",";
-      out += "{\"name\":" + Quote(m.name) + ",\"reason\":" + Quote(m.reason) + "}";
-    }
-    return out + "]";
-  }
-  if (key == "chain") {  // JSON, the top backup first.
-    std::string out = "[";
-    for (size_t i = 0; i < s.backup().depth(); ++i) {
-      const auto& b = s.backup().level(i);
-      if (i > 0) out += ",";
-      out += "{\"level\":" + std::to_string(i) + ",\"uuid\":" + Quote(b.uuid) +
-             ",\"timestamp\":" + Quote(b.timestamp) + ",\"backup\":" + Quote(b.path()) + "}";
-    }
-    return out + "]";
-  }
-  const auto& st = s.Stats();
-  return "{\"num_files\":" + std::to_string(st.num_files) +
-         ",\"total_size\":" + std::to_string(st.total_size) +
-         ",\"num_entries\":" + std::to_string(st.num_entries) +
-         ",\"size_of_entries\":" + std::to_string(st.size_of_entries) +
-         ",\"uncompressed_size\":" + std::to_string(st.uncompressed_size) + "}";
+  if (key == "incomplete") return Incomplete(s);
+  if (key == "chain") return Chain(s);
+  return Stats(s);
 }
 
 const std::vector<std::string>& FileKeys() {

@@ -129,24 +129,31 @@ TEST_F(ViewTest, EveryValueOfEveryInodeIsWhatItsNameSays) {
   }
 }
 
-TEST(IncompleteXattrTest, ListsWhatTheBackupLacks) {
-  testutil::TempDir dir;
+// Opens the backup written to `folder`: one file `kept` ("kept") and the `missing` it lacks.
+engine::StatusOr<std::shared_ptr<const engine::ResolvedBackup>> OpenIncomplete(
+    const std::string& folder, const std::string& kept,
+    const std::vector<engine::MissingFile>& missing) {
   engine::ManifestHeader h;
   h.timestamp = "2026-10-01 12:00:00";
   h.uuid = testutil::NewUuid();
   engine::FileEntry e;
-  e.name = "kept.txt";
+  e.name = kept;
   e.size = 4;
   e.checksum = engine::Hasher::Of(h.algorithm, "kept");
+  std::string xml;
+  RETURN_IF_ERROR(engine::RenderManifest(h, {&e, 1}, &xml, {}, missing));
+  testutil::WriteFile(folder + "/" + kept, "kept");
+  testutil::WriteFile(folder + "/.backup", xml);
+  return engine::ResolvedBackup::Open(folder, {});
+}
+
+TEST(IncompleteXattrTest, ListsWhatTheBackupLacks) {
+  testutil::TempDir dir;
   const std::vector<engine::MissingFile> missing = {
       {"gone \"quoted\" \\ back\tslash", "vanished\nwhile read"},
       {"d\xc3\xa9j\xc3\xa0/vu", "permission denied"},
   };
-  std::string xml;
-  ASSERT_OK(engine::RenderManifest(h, {&e, 1}, &xml, {}, missing));
-  testutil::WriteFile(dir / "b/kept.txt", "kept");
-  testutil::WriteFile(dir / "b/.backup", xml);
-  auto backup = engine::ResolvedBackup::Open(dir / "b", {});
+  auto backup = OpenIncomplete(dir / "b", "kept.txt", missing);
   ASSERT_OK(backup.status());
   BackupView view(*backup, {});
   const auto names = view.XattrNames(kRoot).value();
@@ -156,6 +163,40 @@ TEST(IncompleteXattrTest, ListsWhatTheBackupLacks) {
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(lacks.items[i].Get("name")->text, missing[i].name);
     EXPECT_EQ(lacks.items[i].Get("reason")->text, missing[i].reason);
+  }
+}
+
+// A backup in a folder whose name has control characters and a byte that is not UTF-8, lacking
+// files whose names have control characters: every JSON value is still strict JSON with no raw
+// control byte, and reads back as the names were, the stray byte as U+FFFD.
+TEST(IncompleteXattrTest, ControlCharactersInNamesGiveValidJson) {
+  testutil::TempDir dir;
+  const std::string folder = dir / "ctl\x01\x1b[2J\x7f\xff/b";
+  const std::vector<engine::MissingFile> missing = {{"tab\tnew\nline\x7f", "reason \xc2\x9b: C1"}};
+  auto backup = OpenIncomplete(folder, "kept\ttab.txt", missing);
+  ASSERT_OK(backup.status());
+  ASSERT_EQ((*backup)->top().path(), folder);
+  BackupView view(*backup, {});
+  const std::string as_read = dir / "ctl\x01\x1b[2J\x7f\xef\xbf\xbd/b";
+  const std::string as_json = "\"" + dir.path() + R"(/ctl\u0001\u001b[2J\u007f\ufffd/b")";
+  EXPECT_EQ(*view.Xattr(kRoot, "user.stitchfs.incomplete"),
+            R"([{"name":"tab\u0009new\u000aline\u007f","reason":"reason \u009b: C1"}])");
+  const uint64_t file = Walk(view, "kept\ttab.txt").value();
+  EXPECT_EQ(*view.Xattr(file, "user.stitchfs.source"),
+            R"([{"backup":)" + as_json + R"(,"level":0,"from":0,"to":4}])");
+  for (const auto& [ino, name] : std::vector<std::pair<uint64_t, std::string>>{
+           {kRoot, "incomplete"}, {kRoot, "chain"}, {kRoot, "stats"}, {file, "source"}}) {
+    const std::string value = *view.Xattr(ino, "user.stitchfs." + name);
+    for (unsigned char c : value) ASSERT_TRUE(c >= 0x20 && c != 0x7f) << name << ": " << value;
+    const Json json = JsonValue(view, ino, "user.stitchfs." + name);
+    if (name == "incomplete") {
+      ASSERT_EQ(json.items.size(), 1u);
+      EXPECT_EQ(json.items[0].Get("name")->text, missing[0].name);
+      EXPECT_EQ(json.items[0].Get("reason")->text, missing[0].reason);
+    } else if (name != "stats") {
+      ASSERT_EQ(json.items.size(), 1u) << name;
+      EXPECT_EQ(json.items[0].Get("backup")->text, as_read) << name;
+    }
   }
 }
 
