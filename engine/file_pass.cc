@@ -58,7 +58,7 @@ class Pass {
   }
 
   StatusOr<std::unique_ptr<WritableFile>> CreateData() {
-    auto file = in_.writer->CreateStaged(in_.staged_id);
+    auto file = in_.writer->CreateStaged(in_.staged_id, in_.data_name);
     if (!file.ok()) return Dest(file.status().WithPrefix("data file for " + in_.name + ": "));
     result_.stored = true;
     return file;

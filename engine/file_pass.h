@@ -24,7 +24,8 @@ struct FilePassInput {
   // Mutable files that grow while read are backed up as [0, size) (the caller verifies that
   // prefix); immutable ones must end at `size`.
   BackupWriter* writer = nullptr;  // Where a data file is staged when bytes must be stored,
-  std::string staged_id;           // under this id.
+  std::string staged_id;           // under this id,
+  std::string data_name;           // to become this data file.
 };
 
 struct FilePassResult {

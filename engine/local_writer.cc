@@ -41,7 +41,8 @@ class LocalWriter final : public BackupWriter {
   LocalWriter(std::unique_ptr<BackupLock> lock, UniqueFd staging)
       : lock_(std::move(lock)), staging_(std::move(staging)) {}
 
-  StatusOr<std::unique_ptr<WritableFile>> CreateStaged(const std::string& id) override {
+  StatusOr<std::unique_ptr<WritableFile>> CreateStaged(const std::string& id,
+                                                       const std::string& /*name*/) override {
     UniqueFd fd(::openat(staging_.get(), id.c_str(),
                          O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!fd) return Status::IOError("create a staged data file", errno);

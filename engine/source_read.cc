@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "engine/data_file_name.h"
 #include "engine/posix_file.h"
 
 namespace stitchfs::engine {
@@ -121,6 +122,7 @@ class Reader {
     in.immutable = immutable_;
     in.writer = o_.writer;
     in.staged_id = temp_name_;
+    in.data_name = DataFileNameFor(f_.name);
     auto pass = RunFilePass(in, &r.fault);
     if (!pass.ok()) {
       r.status = pass.status();

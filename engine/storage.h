@@ -71,8 +71,11 @@ class BackupWriter {
   // Without Finish: everything written is removed, the manifest first (if it cannot be, what
   // stays is a complete backup, never a manifest without its data).
   virtual ~BackupWriter() = default;
-  // A new staged data file `id` (unique within this backup).
-  virtual StatusOr<std::unique_ptr<WritableFile>> CreateStaged(const std::string& id) = 0;
+  // A new staged data file `id` (unique within this backup), to be published as data file
+  // `name` if kept (an object store starts its upload at that key; Publish may still name it
+  // otherwise, or it may be dropped).
+  virtual StatusOr<std::unique_ptr<WritableFile>> CreateStaged(const std::string& id,
+                                                               const std::string& name) = 0;
   // Removes staged file `id` if there is one.
   virtual Status DropStaged(const std::string& id) = 0;
   // Makes staged file `id` the data file `name` (a safe relative path; folders as needed).

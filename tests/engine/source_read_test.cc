@@ -122,7 +122,8 @@ TEST_F(SourceReadTest, AFailureToWriteTheDestinationIsTheDestinationsFault) {
   // A destination that is full: staging a data file fails.
   class FullDisk final : public BackupWriter {
    public:
-    StatusOr<std::unique_ptr<WritableFile>> CreateStaged(const std::string&) override {
+    StatusOr<std::unique_ptr<WritableFile>> CreateStaged(const std::string&,
+                                                         const std::string&) override {
       return Status::IOError("create a staged data file", ENOSPC);
     }
     Status DropStaged(const std::string&) override { return Status::OK(); }
