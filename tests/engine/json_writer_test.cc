@@ -118,9 +118,9 @@ TEST(JsonWriterTest, ControlCharactersInKeysAndNames) {
   EXPECT_EQ(j.str(), R"({"na\u0009me\u000a":"log/\u0001\u007f.bin"})");
   auto json = testutil::ParseJson(j.str());
   ASSERT_TRUE(json.has_value());
-  ASSERT_EQ(json->members.size(), 1u);
-  EXPECT_EQ(json->members[0].first, "na\tme\n");
-  EXPECT_EQ(json->members[0].second.text, "log/\x01\x7f.bin");
+  ASSERT_EQ(json->keys.size(), 1u);
+  EXPECT_EQ(json->keys[0], "na\tme\n");
+  EXPECT_EQ(json->values[0].text, "log/\x01\x7f.bin");
 }
 
 TEST(JsonWriterTest, InvalidUtf8BecomesOneReplacementPerByte) {

@@ -83,7 +83,8 @@ class Reader {
       if (!Eat(':')) return Bad("':' expected");
       Json member;
       if (!Value(&member, depth + 1)) return false;
-      v->members.emplace_back(std::move(key), std::move(member));
+      v->keys.push_back(std::move(key));
+      v->values.push_back(std::move(member));
     } while (Eat(','));
     return Eat('}') || Bad("'}' expected");
   }
@@ -207,8 +208,8 @@ class Reader {
 }  // namespace
 
 const Json* Json::Get(std::string_view key) const {
-  for (const auto& [k, v] : members) {
-    if (k == key) return &v;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] == key) return &values[i];
   }
   return nullptr;
 }

@@ -16,9 +16,12 @@ struct Json {
   Kind kind = Kind::kNull;
   bool boolean = false;
   double number = 0;
-  std::string text;                                   // A string, unescaped; a number as written.
-  std::vector<Json> items;                            // An array's.
-  std::vector<std::pair<std::string, Json>> members;  // An object's, in order.
+  std::string text;         // A string, unescaped; a number as written.
+  std::vector<Json> items;  // An array's.
+  // An object's members, in order: keys[i] names values[i]. (Two vectors: a vector of pairs
+  // holding Json would need Json complete.)
+  std::vector<std::string> keys;
+  std::vector<Json> values;
 
   // The member `key` of an object, or nullptr.
   const Json* Get(std::string_view key) const;
