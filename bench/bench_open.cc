@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "engine/backup.h"
+#include "engine/storage/backup.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 #include "cli/args.h"
 
-#include "engine/backup_folder.h"
-#include "engine/manifest_cache.h"
+#include "engine/storage/backup_folder.h"
+#include "engine/storage/manifest_cache.h"
 
 namespace stitchfs::cli {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/chain_options.h"
-#include "engine/status_or.h"
+#include "engine/base/status_or.h"
+#include "engine/read/chain_options.h"
 
 namespace stitchfs::cli {
 

@@ -2,7 +2,7 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "engine/error_table.h"
+#include "engine/base/error_table.h"
 
 namespace stitchfs::cli {
 

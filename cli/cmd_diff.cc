@@ -2,9 +2,9 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "engine/backup_diff.h"
-#include "engine/error_table.h"
-#include "engine/json_writer.h"
+#include "engine/base/error_table.h"
+#include "engine/base/json_writer.h"
+#include "engine/read/backup_diff.h"
 
 namespace stitchfs::cli {
 namespace {

@@ -3,9 +3,9 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
-#include "engine/error_table.h"
-#include "engine/flatten.h"
-#include "engine/json_writer.h"
+#include "engine/base/error_table.h"
+#include "engine/base/json_writer.h"
+#include "engine/write/flatten.h"
 
 namespace stitchfs::cli {
 

@@ -3,10 +3,10 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
-#include "engine/error_table.h"
-#include "engine/json_writer.h"
-#include "engine/manifest_cache.h"
-#include "engine/store.h"
+#include "engine/base/error_table.h"
+#include "engine/base/json_writer.h"
+#include "engine/storage/manifest_cache.h"
+#include "engine/storage/store.h"
 
 namespace stitchfs::cli {
 

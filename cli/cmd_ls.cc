@@ -4,8 +4,8 @@
 #include <set>
 
 #include "cli/commands.h"
-#include "engine/error_table.h"
-#include "engine/json_writer.h"
+#include "engine/base/error_table.h"
+#include "engine/base/json_writer.h"
 
 namespace stitchfs::cli {
 namespace {

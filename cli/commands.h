@@ -1,11 +1,11 @@
 // The `stitch` subcommands. Each parses its own arguments (argv[0] is the subcommand) and
-// returns an exit code from engine/error_table.h.
+// returns an exit code from engine/base/error_table.h.
 #pragma once
 
 #include <memory>
 
 #include "cli/args.h"
-#include "engine/resolved_backup.h"
+#include "engine/read/resolved_backup.h"
 
 namespace stitchfs::cli {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "engine/error_table.h"
+#include "engine/base/error_table.h"
 
 namespace stitchfs::cli {
 

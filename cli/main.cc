@@ -6,7 +6,7 @@
 #include <new>
 
 #include "cli/commands.h"
-#include "engine/error_table.h"
+#include "engine/base/error_table.h"
 
 namespace {
 

@@ -3,8 +3,8 @@
 
 #include <mutex>
 
-#include "engine/backup_stats.h"
-#include "engine/resolved_backup.h"
+#include "engine/read/backup_stats.h"
+#include "engine/read/resolved_backup.h"
 #include "fs/inode_table.h"
 #include "fs/namespace.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/error_table.h"
+#include "engine/base/error_table.h"
 #include "fs/namespace.h"
 
 namespace stitchfs::fs {

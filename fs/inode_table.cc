@@ -4,7 +4,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "engine/hard_links.h"
+#include "engine/format/hard_links.h"
 
 namespace stitchfs::fs {
 namespace {

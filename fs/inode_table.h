@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/manifest.h"
+#include "engine/format/manifest.h"
 
 namespace stitchfs::fs {
 

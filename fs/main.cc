@@ -13,9 +13,9 @@
 #include <ctime>
 #include <memory>
 
-#include "engine/error_table.h"
-#include "engine/manifest_cache.h"
-#include "engine/store.h"
+#include "engine/base/error_table.h"
+#include "engine/storage/manifest_cache.h"
+#include "engine/storage/store.h"
 #include "fs/backup_view.h"
 #include "fs/fuse_ops.h"
 #include "fs/options.h"

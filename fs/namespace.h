@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/random_access_file.h"
-#include "engine/status_or.h"
+#include "engine/base/random_access_file.h"
+#include "engine/base/status_or.h"
 #include "fs/listing_policy.h"
 
 namespace stitchfs::fs {

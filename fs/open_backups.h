@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/backup.h"
-#include "engine/store_index.h"
+#include "engine/storage/backup.h"
+#include "engine/store/store_index.h"
 #include "fs/backup_view.h"
 
 namespace stitchfs::fs {

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "engine/backup_folder.h"
+#include "engine/storage/backup_folder.h"
 
 namespace stitchfs::fs {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/local_storage.h"
+#include "engine/storage/local_storage.h"
 #include "fs/xattrs.h"
 
 namespace stitchfs::fs {

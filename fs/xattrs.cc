@@ -1,6 +1,6 @@
 #include "fs/xattrs.h"
 
-#include "engine/json_writer.h"
+#include "engine/base/json_writer.h"
 #include "fs/backup_view.h"
 
 namespace stitchfs::fs {

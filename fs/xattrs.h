@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/status_or.h"
+#include "engine/base/status_or.h"
 
 namespace stitchfs::fs {
 class BackupView;

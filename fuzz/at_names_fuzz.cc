@@ -1,4 +1,4 @@
-// libFuzzer target for the time parsing of engine/civil_time.h: the at/ names of a store mount
+// libFuzzer target for the time parsing of engine/base/civil_time.h: the at/ names of a store mount
 // (PeriodEnd), --timestamp and manifest timestamps (ParseCivil, ParseBackupTime). Whatever the
 // input: no crash or overflow; a time that parses formats back to the same text; a period's end
 // lies in the years 0000-9999 and is never earlier than the end of a more precise name inside
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/civil_time.h"
+#include "engine/base/civil_time.h"
 #include "fuzz/fuzz_common.h"
 
 namespace {

@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <utility>
 
-#include "engine/civil_time.h"
-#include "engine/hard_links.h"
-#include "engine/path_check.h"
+#include "engine/base/civil_time.h"
+#include "engine/base/path_check.h"
+#include "engine/format/hard_links.h"
 
 namespace stitchfs::fuzz {
 namespace {

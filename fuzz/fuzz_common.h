@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "engine/manifest.h"
-#include "engine/status.h"
+#include "engine/base/status.h"
+#include "engine/format/manifest.h"
 
 namespace stitchfs::fuzz {
 

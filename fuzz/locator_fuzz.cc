@@ -1,4 +1,4 @@
-// libFuzzer target for base-backup locators (engine/locator.h): the input is the text of a
+// libFuzzer target for base-backup locators (engine/storage/locator.h): the input is the text of a
 // <base_backup>. ParseLocator and ResolveLocator run on it with a few mapped disks; what
 // resolves must be absolute and lexically normal, a Disk path must stay inside its disk's
 // folder, errors must carry a documented code, and FileLocator of the input must parse back to
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/locator.h"
+#include "engine/storage/locator.h"
 #include "fuzz/fuzz_common.h"
 
 namespace {

@@ -22,9 +22,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/backup.h"
-#include "engine/manifest_file.h"
-#include "engine/manifest_reader.h"
+#include "engine/format/manifest_reader.h"
+#include "engine/storage/backup.h"
+#include "engine/storage/manifest_file.h"
 #include "fuzz/fuzz_common.h"
 
 namespace {
@@ -46,8 +46,8 @@ ManifestIdentity Identity() {
 const ManifestIdentity kIdentity = Identity();
 
 // Where the file's header ends and where in it the XXH3-128 of the rest of the file is kept
-// (low, then high 64 bits), as engine/manifest_file.cc lays them out. Found at startup in the
-// files Write makes (FindChecksum), so a change of the header's size does not break this.
+// (low, then high 64 bits), as engine/storage/manifest_file.cc lays them out. Found at startup in
+// the files Write makes (FindChecksum), so a change of the header's size does not break this.
 size_t g_header_bytes = 0;
 size_t g_hash_offset = 0;
 

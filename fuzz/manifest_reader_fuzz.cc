@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/manifest_reader.h"
-#include "engine/manifest_writer.h"
+#include "engine/format/manifest_reader.h"
+#include "engine/format/manifest_writer.h"
 #include "fuzz/fuzz_common.h"
 
 namespace {

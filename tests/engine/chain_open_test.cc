@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "engine/resolved_backup.h"
+#include "engine/read/resolved_backup.h"
 #include "tests/engine/chain_fixture.h"
 
 namespace stitchfs::engine {

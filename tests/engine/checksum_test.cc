@@ -1,4 +1,4 @@
-#include "engine/checksum.h"
+#include "engine/base/checksum.h"
 
 #include <gtest/gtest.h>
 #include <xxhash.h>

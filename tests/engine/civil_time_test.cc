@@ -1,11 +1,11 @@
 // Civil times: parsing, the backup range, at/ periods, formatting, and FileTime's text forms for
 // times a count of nanoseconds cannot hold.
-#include "engine/civil_time.h"
+#include "engine/base/civil_time.h"
 
 #include <gtest/gtest.h>
 
-#include "engine/manifest.h"
-#include "engine/posix_meta.h"
+#include "engine/base/posix_meta.h"
+#include "engine/format/manifest.h"
 
 namespace stitchfs::engine {
 namespace {

@@ -1,12 +1,12 @@
-#include "engine/concat_file.h"
+#include "engine/base/concat_file.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <thread>
 
-#include "engine/local_storage.h"
-#include "engine/resolved_backup.h"
+#include "engine/read/resolved_backup.h"
+#include "engine/storage/local_storage.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {

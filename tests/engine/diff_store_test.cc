@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/backup_diff.h"
-#include "engine/snapshot_writer.h"
-#include "engine/store.h"
+#include "engine/read/backup_diff.h"
+#include "engine/storage/store.h"
+#include "engine/write/snapshot_writer.h"
 #include "tests/testutil/fixture.h"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "engine/error_table.h"
+#include "engine/base/error_table.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // Hard links in a manifest: which entries are names of one file, and manifests that contradict
 // themselves.
-#include "engine/hard_links.h"
+#include "engine/format/hard_links.h"
 
 #include <gtest/gtest.h>
 
-#include "engine/manifest_reader.h"
+#include "engine/format/manifest_reader.h"
 
 namespace stitchfs::engine {
 namespace {

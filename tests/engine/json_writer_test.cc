@@ -1,4 +1,4 @@
-#include "engine/json_writer.h"
+#include "engine/base/json_writer.h"
 
 #include <gtest/gtest.h>
 

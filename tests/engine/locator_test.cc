@@ -1,4 +1,4 @@
-#include "engine/locator.h"
+#include "engine/storage/locator.h"
 
 #include <gtest/gtest.h>
 

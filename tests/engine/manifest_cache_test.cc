@@ -1,4 +1,4 @@
-#include "engine/manifest_cache.h"
+#include "engine/storage/manifest_cache.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "engine/manifest_file.h"
-#include "engine/unique_fd.h"
+#include "engine/base/unique_fd.h"
+#include "engine/storage/manifest_file.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {

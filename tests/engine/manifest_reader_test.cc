@@ -1,4 +1,4 @@
-#include "engine/manifest_reader.h"
+#include "engine/format/manifest_reader.h"
 
 #include <gtest/gtest.h>
 

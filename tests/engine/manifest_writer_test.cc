@@ -1,8 +1,8 @@
-#include "engine/manifest_writer.h"
+#include "engine/format/manifest_writer.h"
 
 #include <gtest/gtest.h>
 
-#include "engine/manifest_reader.h"
+#include "engine/format/manifest_reader.h"
 
 namespace stitchfs::engine {
 namespace {

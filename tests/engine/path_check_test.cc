@@ -1,4 +1,4 @@
-#include "engine/path_check.h"
+#include "engine/base/path_check.h"
 
 #include <gtest/gtest.h>
 

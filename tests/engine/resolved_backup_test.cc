@@ -1,11 +1,11 @@
-#include "engine/resolved_backup.h"
+#include "engine/read/resolved_backup.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 
-#include "engine/local_storage.h"
+#include "engine/storage/local_storage.h"
 #include "tests/engine/chain_fixture.h"
 
 namespace stitchfs::engine {

@@ -1,4 +1,4 @@
-#include "engine/resolved_index.h"
+#include "engine/read/resolved_index.h"
 
 #include <gtest/gtest.h>
 #include <xxhash.h>
@@ -6,9 +6,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "engine/backup.h"
-#include "engine/local_storage.h"
-#include "engine/manifest_cache.h"
+#include "engine/storage/backup.h"
+#include "engine/storage/local_storage.h"
+#include "engine/storage/manifest_cache.h"
 #include "tests/engine/chain_fixture.h"
 
 namespace stitchfs::engine {

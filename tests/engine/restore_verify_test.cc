@@ -4,10 +4,10 @@
 
 #include <filesystem>
 
-#include "engine/atomic_file.h"
-#include "engine/backup_stats.h"
-#include "engine/restore.h"
-#include "engine/verify.h"
+#include "engine/base/atomic_file.h"
+#include "engine/read/backup_stats.h"
+#include "engine/read/restore.h"
+#include "engine/read/verify.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {

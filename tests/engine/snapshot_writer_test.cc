@@ -1,4 +1,4 @@
-#include "engine/snapshot_writer.h"
+#include "engine/write/snapshot_writer.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include <fstream>
 #include <thread>
 
-#include "engine/manifest_reader.h"
-#include "engine/restore.h"
+#include "engine/format/manifest_reader.h"
+#include "engine/read/restore.h"
 #include "tests/testutil/fixture.h"
 #include "tests/testutil/tree.h"
 

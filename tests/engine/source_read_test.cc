@@ -1,6 +1,6 @@
 // Reading one source file for a backup while it changes: the size taken, what is re-read, what
 // is refused, and whose fault a failure is.
-#include "engine/source_read.h"
+#include "engine/write/source_read.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,8 +9,8 @@
 #include <chrono>
 #include <filesystem>
 
-#include "engine/local_storage.h"
-#include "engine/unique_fd.h"
+#include "engine/base/unique_fd.h"
+#include "engine/storage/local_storage.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {

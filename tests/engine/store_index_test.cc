@@ -1,4 +1,4 @@
-#include "engine/store_index.h"
+#include "engine/store/store_index.h"
 
 #include <sys/stat.h>
 

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <random>
 
-#include "engine/restore.h"
-#include "engine/snapshot_writer.h"
+#include "engine/read/restore.h"
+#include "engine/write/snapshot_writer.h"
 #include "tests/testutil/fixture.h"
 #include "tests/testutil/tree.h"
 

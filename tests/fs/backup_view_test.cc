@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "engine/snapshot_writer.h"
+#include "engine/write/snapshot_writer.h"
 #include "tests/fs/view_fixture.h"
 
 namespace stitchfs::fs::fstest {

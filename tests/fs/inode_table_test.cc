@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/manifest_reader.h"
+#include "engine/format/manifest_reader.h"
 
 namespace stitchfs::fs {
 namespace {

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <map>
 
-#include "engine/error_table.h"
+#include "engine/base/error_table.h"
 #include "tests/fs/namespace_helpers.h"
 #include "tests/testutil/fixture.h"
 

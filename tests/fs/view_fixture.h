@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "engine/resolved_backup.h"
+#include "engine/read/resolved_backup.h"
 #include "fs/backup_view.h"
 #include "tests/fs/namespace_helpers.h"
 #include "tests/testutil/fixture.h"

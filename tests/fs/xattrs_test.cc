@@ -1,6 +1,6 @@
 #include "fs/xattrs.h"
 
-#include "engine/manifest_writer.h"
+#include "engine/format/manifest_writer.h"
 #include "tests/fs/view_fixture.h"
 #include "tests/testutil/json.h"
 

@@ -7,8 +7,8 @@
 #include <random>
 #include <sstream>
 
-#include "engine/locator.h"
-#include "engine/manifest_writer.h"
+#include "engine/format/manifest_writer.h"
+#include "engine/storage/locator.h"
 
 namespace fs = std::filesystem;
 

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/checksum.h"
-#include "engine/manifest.h"
-#include "engine/status_or.h"
+#include "engine/base/checksum.h"
+#include "engine/base/status_or.h"
+#include "engine/format/manifest.h"
 
 namespace stitchfs::testutil {
 

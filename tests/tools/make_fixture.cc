@@ -12,9 +12,9 @@
 #include <random>
 #include <string>
 
-#include "engine/atomic_file.h"
-#include "engine/locator.h"
-#include "engine/manifest_writer.h"
+#include "engine/base/atomic_file.h"
+#include "engine/format/manifest_writer.h"
+#include "engine/storage/locator.h"
 #include "tests/testutil/fixture.h"
 
 namespace fs = std::filesystem;

@@ -1,0 +1,47 @@
+#include "engine/base/concat_file.h"
+
+#include <algorithm>
+
+namespace stitchfs::engine {
+
+ConcatFile::ConcatFile(std::vector<Segment> segments) {
+  uint64_t pos = 0;
+  for (auto& s : segments) {
+    if (s.length == 0) continue;
+    starts_.push_back(pos);
+    pos += s.length;
+    segments_.push_back(std::move(s));
+  }
+  starts_.push_back(pos);
+}
+
+StatusOr<size_t> ConcatFile::ReadAt(uint64_t offset, std::span<char> dst) const {
+  const uint64_t total = size();
+  if (offset >= total || dst.empty()) return size_t{0};
+  const size_t want = static_cast<size_t>(std::min<uint64_t>(dst.size(), total - offset));
+  // The last segment whose start is <= offset.
+  size_t i = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end() - 1, offset) -
+                                 starts_.begin()) -
+             1;
+  size_t done = 0;
+  while (done < want) {
+    const Segment& seg = segments_[i];
+    const uint64_t in_seg = offset + done - starts_[i];
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(want - done, seg.length - in_seg));
+    ASSIGN_OR_RETURN(size_t got, seg.file->ReadAt(seg.file_offset + in_seg, dst.subspan(done, n)));
+    if (got != n) return Status::BackupDamaged("segment ended early (data file shrank)");
+    done += n;
+    ++i;
+  }
+  return want;
+}
+
+std::shared_ptr<const RandomAccessFile> Concatenate(std::vector<Segment> segments) {
+  if (segments.size() == 1 && segments[0].file_offset == 0 &&
+      segments[0].length == segments[0].file->size()) {
+    return segments[0].file;
+  }
+  return std::make_shared<ConcatFile>(std::move(segments));
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,39 @@
+// ConcatFile: one logical file stitched from ordered segments of other files (the base
+// prefix, then each suffix), read positionally.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/base/random_access_file.h"
+
+namespace stitchfs::engine {
+
+struct Segment {
+  std::shared_ptr<const RandomAccessFile> file;
+  uint64_t file_offset = 0;  // Where the segment starts in `file`.
+  uint64_t length = 0;       // Exactly this many bytes are read from `file`.
+};
+
+// Thread-safe (immutable; segments may be shared with other readers).
+class ConcatFile final : public RandomAccessFile {
+ public:
+  // Zero-length segments are dropped. REQUIRES: every segment lies within its file's size().
+  explicit ConcatFile(std::vector<Segment> segments);
+
+  // Reads across segment boundaries. A segment file that ends before its declared length (for
+  // example truncated after open) is kBackupDamaged, never a short read or zeros.
+  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override;
+  uint64_t size() const override { return starts_.empty() ? 0 : starts_.back(); }
+  const std::vector<Segment>& segments() const { return segments_; }
+
+ private:
+  std::vector<Segment> segments_;
+  std::vector<uint64_t> starts_;  // starts_[i] = logical offset of segment i; last = size.
+};
+
+// One reader over `segments`: the segment's own file when it is a single whole file, else a
+// ConcatFile.
+std::shared_ptr<const RandomAccessFile> Concatenate(std::vector<Segment> segments);
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,42 @@
+// FdCache: a bounded set of open file descriptors shared by every reader of a chain, so a
+// mount of long chains never holds more than `capacity` data files open at once.
+#pragma once
+
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "engine/base/status_or.h"
+#include "engine/base/unique_fd.h"
+
+namespace stitchfs::engine {
+
+// Thread-safe. An fd handed out stays open while its holder keeps the shared_ptr, even if the
+// cache evicts it meanwhile (so at most `capacity` + reads-in-flight fds are open).
+class FdCache {
+ public:
+  explicit FdCache(size_t capacity) : capacity_(capacity < 1 ? 1 : capacity) {}
+
+  using Opener = std::function<StatusOr<UniqueFd>()>;
+  // The fd cached under `key` (a NewFdCacheKey(): keys are never reused, so an owner that is
+  // gone can never be confused with a new one), or a new one from `open` (called without the
+  // lock held).
+  StatusOr<std::shared_ptr<const UniqueFd>> Get(uint64_t key, const Opener& open);
+  // Drops `key` (its owner is going away).
+  void Forget(uint64_t key);
+  size_t open_count() const;
+
+ private:
+  using Lru = std::list<std::pair<uint64_t, std::shared_ptr<const UniqueFd>>>;
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  Lru lru_;  // Most recently used first.
+  std::unordered_map<uint64_t, Lru::iterator> index_;
+};
+
+// A capacity for the fd cache from RLIMIT_NOFILE: a quarter of the soft limit, at least 64.
+size_t DefaultFdCapacity();
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,79 @@
+#include "engine/base/posix_file.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+
+namespace stitchfs::engine {
+
+StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extra_flags) {
+  struct open_how how = {};
+  // O_PATH opens nothing (and openat2 refuses other flags with it).
+  const int flags =
+      O_RDONLY | O_CLOEXEC | O_NOFOLLOW | ((extra_flags & O_PATH) ? 0 : O_NONBLOCK) | extra_flags;
+  how.flags = static_cast<uint64_t>(flags);
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  long fd = ::syscall(SYS_openat2, dir_fd, relative.c_str(), &how, sizeof(how));
+  if (fd < 0 && (errno == ENOSYS || errno == EPERM)) {
+    // Older kernels (or seccomp filters) lack openat2; the names were validated lexically.
+    fd = ::openat(dir_fd, relative.c_str(), flags);
+  }
+  if (fd < 0) return Status::IOError("open " + relative, errno);
+  return UniqueFd(static_cast<int>(fd));
+}
+
+Status WriteFully(int fd, std::string_view data, const std::string& what) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::IOError("write " + what, errno);
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::OK();
+}
+
+Status PreadFully(int fd, uint64_t offset, std::span<char> dst, const std::string& display_name) {
+  size_t done = 0;
+  while (done < dst.size()) {
+    ssize_t n =
+        ::pread(fd, dst.data() + done, dst.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::IOError("read " + display_name, errno);
+    }
+    if (n == 0) {
+      return Status::BackupDamaged("data file " + display_name + " is truncated at offset " +
+                                   std::to_string(offset + done));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::OK();
+}
+
+// One component at a time, so a symlink planted in the tree cannot redirect writes elsewhere.
+StatusOr<UniqueFd> MakeDirsBeneath(int root, std::string_view rel) {
+  UniqueFd cur(::fcntl(root, F_DUPFD_CLOEXEC, 0));
+  if (!cur) return Status::IOError("dup", errno);
+  size_t start = 0;
+  while (start < rel.size()) {
+    size_t end = rel.find('/', start);
+    if (end == std::string_view::npos) end = rel.size();
+    const std::string part(rel.substr(start, end - start));
+    if (::mkdirat(cur.get(), part.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Status::IOError("mkdir " + std::string(rel.substr(0, end)), errno);
+    }
+    UniqueFd next(
+        ::openat(cur.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!next) return Status::IOError("open folder " + std::string(rel.substr(0, end)), errno);
+    cur = std::move(next);
+    start = end + 1;
+  }
+  return cur;
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,32 @@
+// POSIX file helpers: safe opens beneath a backup folder and complete positional reads.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "engine/base/status_or.h"
+#include "engine/base/unique_fd.h"
+
+namespace stitchfs::engine {
+
+// Opens `relative` beneath the folder `dir_fd` for reading, refusing to follow any symlink or
+// to leave the folder (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS where the kernel has it,
+// else openat with O_NOFOLLOW on the last component; names are validated lexically first).
+// Never blocks (O_NONBLOCK: a FIFO put in a file's place opens at once); callers check the
+// type of what they opened before reading it.
+StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extra_flags = 0);
+
+// Opens folder `rel` beneath `root` (empty: root itself), creating missing folders (0755), never
+// following a symlink. kIOError naming the folder on failure (ELOOP/ENOTDIR for a symlink).
+StatusOr<UniqueFd> MakeDirsBeneath(int root, std::string_view rel);
+
+// Reads `[offset, offset + dst.size())` of `fd` completely; kBackupDamaged if the file ends first.
+// Writes all of `data` at the fd's position (retrying short writes and EINTR); kIOError naming
+// `what` otherwise.
+Status WriteFully(int fd, std::string_view data, const std::string& what);
+
+Status PreadFully(int fd, uint64_t offset, std::span<char> dst, const std::string& display_name);
+
+}  // namespace stitchfs::engine

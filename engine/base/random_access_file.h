@@ -1,0 +1,29 @@
+// RandomAccessFile: the positional, cursor-free read interface every reader implements.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "engine/base/status_or.h"
+
+namespace stitchfs::engine {
+
+// Thread-safe: all methods are const and there is no cursor.
+class RandomAccessFile {
+ public:
+  RandomAccessFile() = default;
+  RandomAccessFile(const RandomAccessFile&) = delete;
+  RandomAccessFile& operator=(const RandomAccessFile&) = delete;
+  virtual ~RandomAccessFile() = default;
+
+  // Reads into `dst` from `offset`. Returns exactly min(dst.size(), size() - offset) bytes
+  // (0 at or past the end): a read is short only at size(), never in the middle, because FUSE
+  // would zero-fill a short reply. A backing file that ends early is kBackupDamaged;
+  // a failed system call is kIOError.
+  virtual StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const = 0;
+
+  // The logical length of the file.
+  virtual uint64_t size() const = 0;
+};
+
+}  // namespace stitchfs::engine

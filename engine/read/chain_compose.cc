@@ -1,0 +1,270 @@
+#include "engine/read/chain_compose.h"
+
+#include <unordered_map>
+
+#include "engine/base/civil_time.h"
+#include "engine/read/chain_walk.h"
+#include "engine/read/resolved_index.h"
+#include "engine/storage/manifest_cache.h"
+
+namespace stitchfs::engine {
+namespace {
+
+bool UsesBase(const Manifest& m) {
+  for (size_t i = 0; i < m.num_entries(); ++i) {
+    if (m.entry(i).uses_base()) return true;
+  }
+  return false;
+}
+
+// The per-user cache's key for the index of `top`: its `.backup` and where it is.
+std::string CacheKey(const Backup& top) {
+  const ManifestIdentity& id = top.identity();
+  std::string key = top.path();
+  for (int64_t v :
+       {static_cast<int64_t>(id.dev), static_cast<int64_t>(id.ino), static_cast<int64_t>(id.size),
+        id.mtime.sec, id.mtime.nsec, id.ctime.sec, id.ctime.nsec}) {
+    key += '\0';
+    key += std::to_string(v);
+  }
+  return key;
+}
+
+ResolveOptions Full() {
+  ResolveOptions r;
+  r.origins = true;
+  return r;
+}
+
+// Origins as `ro` asks: none, or stopped at the first base `ro.origin_ok` refuses (at the
+// level above it, found by name in that level's manifest: one more manifest read).
+void ApplyOrigins(ResolvedBackup& r, std::vector<ResolvedBackup::Origin>& origins,
+                  const ResolveOptions& ro, const ChainOptions& o) {
+  if (!ro.origins) {
+    origins = {};
+    return;
+  }
+  if (!ro.origin_ok || origins.empty()) return;
+  size_t stop = 0;
+  for (size_t j = 1; j < r.depth() && stop == 0; ++j) {
+    ManifestHeader h;
+    h.uuid = r.level(j).uuid;
+    h.timestamp = r.level(j).timestamp;
+    if (!ro.origin_ok(h)) stop = j;
+  }
+  if (stop == 0) return;
+  std::shared_ptr<const Backup> above;
+  if (stop > 1) {
+    auto b = OpenBackup(r.level(stop - 1).path(), o);
+    if (b.ok() && (*b)->identity() == r.level(stop - 1).manifest) above = std::move(*b);
+  }
+  const Manifest& m = r.top().manifest();
+  for (uint32_t i = 0; i < origins.size(); ++i) {
+    if (origins[i].level < stop) continue;
+    auto at = above ? above->manifest().FindByName(m.entry(i).name) : std::nullopt;
+    origins[i] =
+        at ? ResolvedBackup::Origin{static_cast<uint32_t>(stop - 1), static_cast<uint32_t>(*at)}
+           : ResolvedBackup::Origin{0, i};
+  }
+}
+
+}  // namespace
+
+// Opens chains as chain_compose.h says. Not thread-safe.
+class ChainComposer {
+ public:
+  static StatusOr<std::unique_ptr<ResolvedBackup>> OpenTop(const std::string& dir,
+                                                           const ChainOptions& options,
+                                                           const ResolveOptions& r) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const Backup> top, OpenBackup(dir, options));
+    if (r.prefixes) return ResolvedBackup::Walk(std::move(top), options, r);
+    ASSIGN_OR_RETURN(auto out, ChainComposer(options, true).Open(std::move(top), 0));
+    ApplyOrigins(*out, out->origins_, r, options);
+    return out;
+  }
+
+  ChainComposer(const ChainOptions& o, bool remember_top) : o_(o), remember_top_(remember_top) {}
+
+  static Status WriteIndex(const std::string& dir, const ResolvedBackup& base,
+                           const ChainOptions& options) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const Backup> top, OpenBackup(dir, options));
+    if (!UsesBase(top->manifest())) return Status::OK();
+    RETURN_IF_ERROR(CheckChain(*top, base, options));
+    auto r = ChainComposer(options, false).Compose(top, base);
+    return options.storage->WriteIndex(*top->folder(), ResolvedIndex::Encode(*r));
+  }
+
+  // `top` (at `depth` below the backup first asked for) resolved with origins.
+  StatusOr<std::unique_ptr<ResolvedBackup>> Open(std::shared_ptr<const Backup> top, size_t depth) {
+    const ChainOptions o = At(depth);
+    if (!UsesBase(top->manifest())) return ResolvedBackup::Walk(std::move(top), o, Full());
+    if (auto r = FromIndex(top, o)) return r;
+    if (depth >= kMaxCompose) {
+      ASSIGN_OR_RETURN(auto r, ResolvedBackup::Walk(std::move(top), o, Full()));
+      Remember(*r);
+      return r;
+    }
+    ASSIGN_OR_RETURN(std::shared_ptr<const Backup> base_top, OpenBaseOf(*top, 0, o));
+    RETURN_IF_ERROR(CheckBase(*top, *base_top));
+    // Manifests are held while the levels below open only within a budget; the others are
+    // opened again afterwards (from the caches when large).
+    const std::string dir = top->path();
+    const size_t bytes = top->manifest_bytes();
+    const bool hold = held_ + bytes <= kHoldBytes;
+    if (hold) held_ += bytes;
+    if (!hold) top.reset();
+    auto base = Open(std::move(base_top), depth + 1);
+    if (hold) held_ -= bytes;
+    if (!base.ok()) return base.status();
+    if (!top) {
+      ASSIGN_OR_RETURN(top, OpenBackup(dir, o));
+    }
+    RETURN_IF_ERROR(CheckChain(*top, **base, o));
+    auto r = Compose(std::move(top), **base);
+    if (depth > 0 || remember_top_) Remember(*r);
+    return r;
+  }
+
+ private:
+  // The options for opening the backup `depth` levels down: --base applies to the first only.
+  ChainOptions At(size_t depth) const {
+    ChainOptions o = o_;
+    if (depth > 0) o.base_override.clear();
+    o.max_depth = o_.max_depth > depth ? o_.max_depth - depth : 1;
+    return o;
+  }
+
+  std::unique_ptr<ResolvedBackup> FromIndex(const std::shared_ptr<const Backup>& top,
+                                            const ChainOptions& o) const {
+    auto own = o.storage->ReadIndex(*top->folder());
+    if (own.ok()) {
+      auto r = ResolvedIndex::Decode(*own, top, o, /*keep_origins=*/true);
+      if (r.ok()) return std::move(*r);
+    }
+    const ManifestCache* cache = o_.cache;
+    if (cache == nullptr) return nullptr;
+    const std::string key = CacheKey(*top);
+    auto cached = cache->LoadIndex(key);
+    if (!cached) return nullptr;
+    auto r = ResolvedIndex::Decode(*cached, top, o, /*keep_origins=*/true);
+    if (r.ok()) return std::move(*r);
+    cache->DropIndex(key);
+    return nullptr;
+  }
+
+  void Remember(const ResolvedBackup& r) const {
+    const ManifestCache* cache = o_.cache;
+    if (cache != nullptr && r.depth() > 1) {
+      cache->StoreIndex(CacheKey(r.top()), ResolvedIndex::Encode(r));
+    }
+  }
+
+  // `base` (resolved) may serve as the base of `top`: what it is, the depth, no loop.
+  static Status CheckChain(const Backup& top, const ResolvedBackup& base, const ChainOptions& o) {
+    RETURN_IF_ERROR(CheckBase(top, base.top()));
+    if (base.depth() + 1 > o.max_depth) {
+      return Status::WrongBaseBackup(top.Prefix() + "the chain of base backups is longer than " +
+                                     std::to_string(o.max_depth));
+    }
+    for (size_t j = 0; j < base.depth(); ++j) {
+      if (base.level(j).uuid == top.header().uuid) {
+        return LoopError(top, base.level(j).path(), top.header().uuid);
+      }
+    }
+    return Status::OK();
+  }
+
+  std::unique_ptr<ResolvedBackup> Compose(std::shared_ptr<const Backup> top,
+                                          const ResolvedBackup& base) const;
+  void ComposeExtents(ResolvedBackup& out, const ResolvedBackup& base) const;
+  static void ComposeOrigins(ResolvedBackup& out, const ResolvedBackup& base);
+
+  static constexpr size_t kHoldBytes = 64 << 20;
+
+  const ChainOptions& o_;
+  const bool remember_top_;
+  size_t held_ = 0;  // Bytes of the manifests of the levels above, held while this one opens.
+};
+
+std::unique_ptr<ResolvedBackup> ChainComposer::Compose(std::shared_ptr<const Backup> top,
+                                                       const ResolvedBackup& base) const {
+  std::unique_ptr<ResolvedBackup> out(new ResolvedBackup());
+  const Backup& b = *top;
+  out->top_ = std::move(top);
+  out->storage_ = o_.storage;
+  out->levels_.push_back({b.folder(), b.header().uuid, b.header().timestamp,
+                          CivilToEpochSeconds(b.header().time), b.identity(),
+                          b.header().base_backup});
+  out->levels_.insert(out->levels_.end(), base.levels_.begin(), base.levels_.end());
+  ComposeExtents(*out, base);
+  ComposeOrigins(*out, base);
+  return out;
+}
+
+// Each file that extends a file of the base: that file's extents, one level down, then its
+// own tail.
+void ChainComposer::ComposeExtents(ResolvedBackup& out, const ResolvedBackup& base) const {
+  const Manifest& m = out.top_->manifest();
+  const Manifest& bm = base.top().manifest();
+  std::unordered_map<uint64_t, uint32_t> ids;  // The base's data file key -> ours.
+  const size_t n = m.num_entries();
+  out.first_extent_.assign(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    out.first_extent_[i] = static_cast<uint32_t>(out.extents_.size());
+    const FileEntry e = m.entry(i);
+    if (e.size == 0 || !m.IsContentRep(i) || !e.uses_base()) continue;
+    const size_t b = *bm.FindByContent(e.base_size, e.base_checksum);  // CheckBase saw it.
+    const size_t brep = base.Rep(b);
+    for (const ResolvedBackup::FlatExtent& x : base.Extents(b)) {
+      const bool own = x.file == ResolvedBackup::kOwnFile;
+      const uint64_t key = own ? brep : (uint64_t{1} << 32) | x.file;
+      auto [it, inserted] = ids.emplace(key, static_cast<uint32_t>(out.files_.size()));
+      if (inserted) {
+        const std::string_view name =
+            own ? bm.entry(brep).data_file
+                : std::string_view(base.names_)
+                      .substr(base.files_[x.file].offset, base.files_[x.file].length);
+        out.files_.push_back({x.level + 1, static_cast<uint32_t>(out.names_.size()),
+                              static_cast<uint32_t>(name.size())});
+        out.names_ += name;
+      }
+      out.extents_.push_back({it->second, x.level + 1, x.length});
+    }
+    if (e.has_data_file()) out.extents_.push_back({ResolvedBackup::kOwnFile, 0, e.stored_size()});
+  }
+  out.first_extent_[n] = static_cast<uint32_t>(out.extents_.size());
+  if (out.extents_.empty()) out.first_extent_.clear();
+  out.first_extent_.shrink_to_fit();
+  out.extents_.shrink_to_fit();
+  out.names_.shrink_to_fit();
+}
+
+// A file unchanged since the base (same name, bytes, attributes) has the base file's origin.
+void ChainComposer::ComposeOrigins(ResolvedBackup& out, const ResolvedBackup& base) {
+  const Manifest& m = out.top_->manifest();
+  const Manifest& bm = base.top().manifest();
+  out.origins_.resize(m.num_entries());
+  for (uint32_t i = 0; i < m.num_entries(); ++i) {
+    const FileEntry e = m.entry(i);
+    auto b = bm.FindByName(e.name);
+    if (!b || !Unchanged(e, bm.entry(*b))) {
+      out.origins_[i] = {0, i};
+      continue;
+    }
+    const ResolvedBackup::Origin o = base.origin(*b);
+    out.origins_[i] = {o.level + 1, o.entry};
+  }
+}
+
+StatusOr<std::unique_ptr<ResolvedBackup>> OpenChain(const std::string& dir,
+                                                    const ChainOptions& options,
+                                                    const ResolveOptions& r) {
+  return ChainComposer::OpenTop(dir, options, r);
+}
+
+Status WriteResolvedIndex(const std::string& dir, const ResolvedBackup& base,
+                          const ChainOptions& options) {
+  return ChainComposer::WriteIndex(dir, base, options);
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,287 @@
+#include "engine/read/resolved_index.h"
+
+#include <xxhash.h>
+
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+
+#include "engine/base/path_check.h"
+#include "engine/read/chain_walk.h"
+
+namespace stitchfs::engine {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'T', 'F', 'S', 'I', 'D', 'X', '\0'};
+constexpr uint32_t kVersion = 1;
+constexpr uint32_t kEndian = 0x01020304;
+
+struct Header {
+  char magic[8];
+  uint32_t version, endian;
+  uint64_t length;            // Of the whole index.
+  uint64_t hash_hi, hash_lo;  // XXH3-128 of the bytes after the header.
+  uint64_t num_entries, depth, num_files, num_extents, num_first, num_origins;
+  uint64_t names_bytes, strings_bytes;
+};
+
+static_assert(sizeof(Header) == 104 && offsetof(Header, hash_hi) == 24);
+
+struct Text {  // A string of the string area.
+  uint32_t offset, length;
+};
+
+struct LevelRecord {
+  uint64_t folder_dev, folder_ino;
+  uint64_t dev, ino, size;  // The `.backup`'s identity.
+  int64_t mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+  int64_t time_sec;
+  Text path, uuid, timestamp, base_backup;
+};
+
+using FlatExtent = ResolvedBackup::FlatExtent;
+using Origin = ResolvedBackup::Origin;
+static_assert(std::is_trivially_copyable_v<FlatExtent> && sizeof(FlatExtent) == 16);
+static_assert(std::is_trivially_copyable_v<Origin> && sizeof(Origin) == 8);
+
+class Writer {
+ public:
+  template <typename T>
+  void Put(const std::vector<T>& v) {
+    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  void Put(std::string_view s) { out_.append(s); }
+  std::string& out() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+// Reads records in order, each within the bytes given.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : rest_(bytes) {}
+  template <typename T>
+  bool Get(uint64_t n, std::vector<T>* v) {
+    if (n > rest_.size() / sizeof(T)) return false;
+    v->resize(n);
+    std::memcpy(v->data(), rest_.data(), n * sizeof(T));
+    rest_.remove_prefix(n * sizeof(T));
+    return true;
+  }
+  bool Get(uint64_t n, std::string* s) {
+    if (n > rest_.size()) return false;
+    s->assign(rest_.substr(0, n));
+    rest_.remove_prefix(n);
+    return true;
+  }
+  bool done() const { return rest_.empty(); }
+
+ private:
+  std::string_view rest_;
+};
+
+Status Stale(const std::string& why) { return Status::WrongBaseBackup("index: " + why); }
+Status Malformed(const std::string& why) { return Status::BackupDamaged("index: " + why); }
+
+Text Intern(std::string* area, const std::string& s) {
+  Text t{static_cast<uint32_t>(area->size()), static_cast<uint32_t>(s.size())};
+  *area += s;
+  return t;
+}
+
+std::optional<std::string> TextOf(const std::string& area, Text t) {
+  if (t.offset > area.size() || t.length > area.size() - t.offset) return std::nullopt;
+  return area.substr(t.offset, t.length);
+}
+
+LevelRecord RecordOf(const ResolvedBackup::Level& l, std::string* area) {
+  const ManifestIdentity& m = l.manifest;
+  return {l.folder->identity().dev,
+          l.folder->identity().ino,
+          m.dev,
+          m.ino,
+          m.size,
+          m.mtime.sec,
+          m.mtime.nsec,
+          m.ctime.sec,
+          m.ctime.nsec,
+          l.mtime_sec,
+          Intern(area, l.path()),
+          Intern(area, l.uuid),
+          Intern(area, l.timestamp),
+          Intern(area, l.base_backup)};
+}
+
+ManifestIdentity IdentityOf(const LevelRecord& r) {
+  return {r.dev, r.ino, r.size, {r.mtime_sec, r.mtime_nsec}, {r.ctime_sec, r.ctime_nsec}};
+}
+
+}  // namespace
+
+std::string ResolvedIndex::Encode(const ResolvedBackup& r) {
+  std::string strings;
+  std::vector<LevelRecord> levels;
+  for (const auto& l : r.levels_) levels.push_back(RecordOf(l, &strings));
+  Header h = {};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.version = kVersion;
+  h.endian = kEndian;
+  h.num_entries = r.top().manifest().num_entries();
+  h.depth = levels.size();
+  h.num_files = r.files_.size();
+  h.num_extents = r.extents_.size();
+  h.num_first = r.first_extent_.size();
+  h.num_origins = r.origins_.size();
+  h.names_bytes = r.names_.size();
+  h.strings_bytes = strings.size();
+  Writer w;
+  w.Put(levels);
+  w.Put(r.files_);
+  w.Put(r.first_extent_);
+  w.Put(r.extents_);
+  w.Put(r.origins_);
+  w.Put(r.names_);
+  w.Put(strings);
+  const std::string& body = w.out();
+  h.length = sizeof h + body.size();
+  const XXH128_hash_t hash = XXH3_128bits(body.data(), body.size());
+  h.hash_hi = hash.high64;
+  h.hash_lo = hash.low64;
+  std::string out(reinterpret_cast<const char*>(&h), sizeof h);
+  out += body;
+  return out;
+}
+
+namespace {
+
+struct Decoded {
+  Header h;
+  std::vector<LevelRecord> levels;
+  std::vector<ResolvedBackup::DataFileName> files;
+  std::vector<uint32_t> first;
+  std::vector<FlatExtent> extents;
+  std::vector<Origin> origins;
+  std::string names, strings;
+};
+
+StatusOr<Decoded> ReadRecords(std::string_view bytes) {
+  Decoded d;
+  if (bytes.size() < sizeof d.h) return Malformed("too short");
+  std::memcpy(&d.h, bytes.data(), sizeof d.h);
+  const Header& h = d.h;
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion ||
+      h.endian != kEndian || h.length != bytes.size()) {
+    return Malformed("not an index of this version");
+  }
+  const std::string_view body = bytes.substr(sizeof h);
+  const XXH128_hash_t hash = XXH3_128bits(body.data(), body.size());
+  if (hash.high64 != h.hash_hi || hash.low64 != h.hash_lo) return Malformed("checksum");
+  Reader r(body);
+  if (!r.Get(h.depth, &d.levels) || !r.Get(h.num_files, &d.files) ||
+      !r.Get(h.num_first, &d.first) || !r.Get(h.num_extents, &d.extents) ||
+      !r.Get(h.num_origins, &d.origins) || !r.Get(h.names_bytes, &d.names) ||
+      !r.Get(h.strings_bytes, &d.strings) || !r.done()) {
+    return Malformed("sizes");
+  }
+  return d;
+}
+
+// Every level is where its child's locator leads under `o`, and is the folder and `.backup`
+// recorded; fills `out` with the levels, their folders opened.
+Status CheckLevels(const Decoded& d, const Backup& top, const ChainOptions& o,
+                   std::vector<ResolvedBackup::Level>* out) {
+  if (d.h.depth < 2 || d.h.depth > o.max_depth) return Malformed("depth");
+  for (size_t j = 0; j < d.levels.size(); ++j) {
+    const LevelRecord& rec = d.levels[j];
+    auto path = TextOf(d.strings, rec.path);
+    auto uuid = TextOf(d.strings, rec.uuid);
+    auto timestamp = TextOf(d.strings, rec.timestamp);
+    auto locator = TextOf(d.strings, rec.base_backup);
+    if (!path || !uuid || !timestamp || !locator) return Malformed("strings");
+    std::shared_ptr<const BackupFolder> folder = top.folder();
+    if (j == 0) {
+      if (*path != top.path() || IdentityOf(rec) != top.identity() || *uuid != top.header().uuid ||
+          *locator != top.header().base_backup) {
+        return Stale("built for another .backup");
+      }
+    } else {
+      const ResolvedBackup::Level& child = out->back();
+      auto expected = BaseDirOf(child.path(), child.base_backup,
+                                j == 1 ? o.base_override : std::string(), o.disks);
+      if (!expected.ok() || *expected != *path) return Stale("base moved: " + *path);
+      ASSIGN_OR_RETURN(folder, o.storage->OpenFolder(*path));
+      auto manifest = o.storage->StatManifest(*path);
+      if (folder->identity() != FolderIdentity{rec.folder_dev, rec.folder_ino} || !manifest ||
+          *manifest != IdentityOf(rec)) {
+        return Stale("base changed: " + *path);
+      }
+    }
+    out->push_back({folder, *uuid, *timestamp, rec.time_sec, IdentityOf(rec), *locator});
+  }
+  return Status::OK();
+}
+
+// The data files and extents are in range, and each file's extents add up to its size.
+Status CheckExtents(const Decoded& d, const Manifest& m) {
+  for (const auto& f : d.files) {
+    if (f.level == 0 || f.level >= d.h.depth || f.offset > d.names.size() ||
+        f.length > d.names.size() - f.offset ||
+        !CheckRelativePath(std::string_view(d.names).substr(f.offset, f.length)).ok()) {
+      return Malformed("data file");
+    }
+  }
+  const size_t n = m.num_entries();
+  if (d.h.num_entries != n || (!d.first.empty() && d.first.size() != n + 1) ||
+      (!d.origins.empty() && d.origins.size() != n)) {
+    return Malformed("counts");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const FileEntry e = m.entry(i);
+    const bool rep = e.size > 0 && m.IsContentRep(i);
+    const uint32_t from = d.first.empty() ? 0 : d.first[i];
+    const uint32_t to = d.first.empty() ? 0 : d.first[i + 1];
+    if (from > to || to > d.extents.size() || (from != to && !(rep && e.uses_base())) ||
+        (rep && e.uses_base() && from == to)) {
+      return Malformed("extents of entry " + std::to_string(i));
+    }
+    uint64_t total = 0;
+    for (uint32_t k = from; k < to; ++k) {
+      const FlatExtent& x = d.extents[k];
+      const bool own = x.file == ResolvedBackup::kOwnFile;
+      if (own ? (x.level != 0 || k + 1 != to || x.length != e.stored_size())
+              : (x.file >= d.files.size() || d.files[x.file].level != x.level)) {
+        return Malformed("extent of entry " + std::to_string(i));
+      }
+      total += x.length;
+    }
+    if (from != to && total != e.size) return Malformed("size of entry " + std::to_string(i));
+    if (!d.origins.empty() && d.origins[i].level >= d.h.depth) return Malformed("origin");
+  }
+  if (!d.first.empty() && (d.first[0] != 0 || d.first[n] != d.extents.size())) {
+    return Malformed("extent table");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ResolvedBackup>> ResolvedIndex::Decode(std::string_view bytes,
+                                                                std::shared_ptr<const Backup> top,
+                                                                const ChainOptions& o,
+                                                                bool keep_origins) {
+  ASSIGN_OR_RETURN(Decoded d, ReadRecords(bytes));
+  std::unique_ptr<ResolvedBackup> r(new ResolvedBackup());
+  RETURN_IF_ERROR(CheckExtents(d, top->manifest()));
+  RETURN_IF_ERROR(CheckLevels(d, *top, o, &r->levels_));
+  r->top_ = std::move(top);
+  r->storage_ = o.storage;
+  r->files_ = std::move(d.files);
+  r->names_ = std::move(d.names);
+  r->first_extent_ = std::move(d.first);
+  r->extents_ = std::move(d.extents);
+  if (keep_origins) r->origins_ = std::move(d.origins);
+  return r;
+}
+
+}  // namespace stitchfs::engine

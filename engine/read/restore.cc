@@ -1,0 +1,183 @@
+#include "engine/read/restore.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+
+#include "engine/base/concat_file.h"
+#include "engine/base/posix_file.h"
+#include "engine/format/hard_links.h"
+#include "engine/read/restore_meta.h"
+#include "engine/storage/data_file.h"
+#include "engine/storage/local_storage.h"
+
+namespace stitchfs::engine {
+namespace {
+
+// Copies `len` bytes at `off` of `src` to the end of `out`: in-kernel for a local data file
+// (copy_file_range), else, or where the kernel cannot, through `buf`.
+Status CopySegment(const RandomAccessFile& src, uint64_t off, uint64_t len, WritableFile& out,
+                   char* buf, const std::string& what) {
+  uint64_t done = 0;
+  const auto* local = dynamic_cast<const DataFile*>(&src);
+  if (local != nullptr && out.fd() >= 0) {
+    ASSIGN_OR_RETURN(auto fd, local->Fd());
+    loff_t in_off = static_cast<loff_t>(off);
+    while (done < len) {
+      ssize_t n = ::copy_file_range(fd->get(), &in_off, out.fd(), nullptr, len - done, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // Unsupported here, or the file ended: the reads below tell which.
+      done += static_cast<uint64_t>(n);
+    }
+  }
+  while (done < len) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(len - done, kCopyBuffer));
+    ASSIGN_OR_RETURN(size_t n, src.ReadAt(off + done, std::span<char>(buf, want)));
+    if (n == 0) return Status::BackupDamaged("a data file of " + what + " ended early");
+    RETURN_IF_ERROR(out.Append(std::string_view(buf, n)).WithPrefix(what + ": "));
+    done += n;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status CopyEntry(const ResolvedBackup& backup, size_t idx, WritableFile& out, char* buf,
+                 const std::string& what) {
+  ASSIGN_OR_RETURN(std::vector<Segment> segments, backup.OpenSegments(idx));
+  for (const Segment& s : segments) {
+    RETURN_IF_ERROR(CopySegment(*s.file, s.file_offset, s.length, out, buf, what));
+  }
+  return Status::OK();
+}
+
+namespace {
+
+// Hard links (engine/format/hard_links.h): each entry's group leader, and where each group was
+// first restored.
+struct Links {
+  std::vector<uint32_t> leader;
+  std::map<uint32_t, std::string> restored;  // Leader -> the name restored first.
+};
+
+// Fills temp file `out` with entry `idx`: a hard link to an earlier name, or its bytes.
+Status FillEntry(const ResolvedBackup& chain, const FileEntry& e, size_t idx, int root, int dir_fd,
+                 const std::string& tmp, Links* links, char* buf) {
+  const std::string name(e.name);
+  if (LinkClaim(e)) {
+    auto [it, first] = links->restored.emplace(links->leader[idx], name);
+    if (!first) {  // Link to the earlier name, through /proc so no path is re-resolved.
+      ASSIGN_OR_RETURN(UniqueFd src, OpenBeneath(root, it->second, O_PATH));
+      const std::string proc = "/proc/self/fd/" + std::to_string(src.get());
+      if (::linkat(AT_FDCWD, proc.c_str(), dir_fd, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+        return Status::IOError("hard link " + name + " to " + it->second, errno);
+      }
+      return Status::OK();
+    }
+  }
+  UniqueFd fd(
+      ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!fd) return Status::IOError("create " + name, errno);
+  auto out = WritableFd(std::move(fd), name);
+  RETURN_IF_ERROR(CopyEntry(chain, idx, *out, buf, name));
+  if (e.meta) RETURN_IF_ERROR(ApplyMeta(out->fd(), *e.meta, name));
+  return out->Close();
+}
+
+// Restores one entry to `root`/name via a temporary name and rename.
+Status RestoreOne(const ResolvedBackup& chain, size_t idx, int root, Links* links, char* buf) {
+  const FileEntry e = chain.top().manifest().entry(idx);
+  const std::string name(e.name);
+  auto [dir, leaf] = SplitParent(name);
+  ASSIGN_OR_RETURN(UniqueFd dir_fd, MakeDirsBeneath(root, dir));
+  const std::string tmp = ".stitch-restore-" + std::to_string(::getpid()) + "-" + leaf;
+  Status s = FillEntry(chain, e, idx, root, dir_fd.get(), tmp, links, buf);
+  if (s.ok() && ::renameat(dir_fd.get(), tmp.c_str(), dir_fd.get(), leaf.c_str()) != 0) {
+    s = Status::IOError("rename into " + name, errno);
+  }
+  if (!s.ok()) ::unlinkat(dir_fd.get(), tmp.c_str(), 0);
+  return s.WithPrefix(s.message().find(name) == std::string::npos ? "entry \"" + name + "\": "
+                                                                  : "");
+}
+
+bool Selected(std::string_view name, const std::vector<std::string>& paths) {
+  if (paths.empty()) return true;
+  for (std::string p : paths) {
+    while (!p.empty() && p.back() == '/') p.pop_back();
+    while (!p.empty() && p.front() == '/') p.erase(0, 1);
+    if (p.empty() || name == p ||
+        (name.size() > p.size() && name.substr(0, p.size()) == p && name[p.size()] == '/')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+StatusOr<std::vector<size_t>> SelectEntries(const Manifest& m,
+                                            const std::vector<std::string>& paths) {
+  std::vector<size_t> out;
+  const auto& order = m.by_name();
+  if (paths.empty()) return std::vector<size_t>(order.begin(), order.end());
+  for (std::string p : paths) {
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    while (!p.empty() && p.front() == '/') p.erase(0, 1);
+    const size_t before = out.size();
+    const std::string prefix = p.empty() ? "" : p + "/";
+    for (uint32_t i : order) {
+      std::string_view n = m.entry(i).name;
+      if (p.empty() || n == p || n.substr(0, prefix.size()) == prefix) out.push_back(i);
+    }
+    bool node = false;
+    for (size_t i = 0; i < m.num_nodes() && !node; ++i) node = Selected(m.node(i).name, {p});
+    if (out.size() == before && !node) {
+      return Status::EntryNotFound("no entry or folder \"" + p + "\" in the backup");
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+StatusOr<RestoreResult> RestoreBackup(const ResolvedBackup& chain, const RestoreOptions& options,
+                                      const std::function<void(uint64_t, uint64_t)>& progress) {
+  ASSIGN_OR_RETURN(std::vector<size_t> selected,
+                   SelectEntries(chain.top().manifest(), options.paths));
+  if (::mkdir(options.target.c_str(), 0755) != 0 && errno != EEXIST) {
+    return Status::IOError("mkdir " + options.target, errno);
+  }
+  UniqueFd root(::open(options.target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return Status::IOError("open " + options.target, errno);
+  const Manifest& m = chain.top().manifest();
+  std::vector<Node> dirs;
+  for (size_t i = 0; i < m.num_nodes(); ++i) {
+    Node n = m.node(i);
+    if (n.type != NodeType::kDir || !Selected(n.name, options.paths)) continue;
+    RETURN_IF_ERROR(RestoreDir(root.get(), n));
+    dirs.push_back(n);
+  }
+  auto buf = std::make_unique<char[]>(kCopyBuffer);
+  Links links{LinkLeaders(m), {}};
+  RestoreResult r;
+  for (size_t idx : selected) {
+    RETURN_IF_ERROR(RestoreOne(chain, idx, root.get(), &links, buf.get()));
+    ++r.files;
+    r.bytes += m.entry(idx).size;
+    if (progress) progress(r.files, r.bytes);
+  }
+  for (size_t i = 0; i < m.num_nodes(); ++i) {
+    Node n = m.node(i);
+    if (n.type == NodeType::kSymlink && Selected(n.name, options.paths)) {
+      RETURN_IF_ERROR(RestoreSymlink(root.get(), n));
+    }
+  }
+  RETURN_IF_ERROR(FinishDirs(root.get(), dirs));
+  return r;
+}
+
+}  // namespace stitchfs::engine

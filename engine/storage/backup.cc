@@ -1,0 +1,91 @@
+#include "engine/storage/backup.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "engine/format/manifest_reader.h"
+#include "engine/storage/local_storage.h"
+#include "engine/storage/manifest_cache.h"
+
+namespace stitchfs::engine {
+
+StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
+  return Open(dir, nullptr);
+}
+
+StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir,
+                                                     const ManifestCache* cache) {
+  return Open(*LocalStorage::Create(), dir, cache);
+}
+
+StatusOr<std::shared_ptr<const Backup>> Backup::Open(const Storage& storage, const std::string& dir,
+                                                     const ManifestCache* cache) {
+  ASSIGN_OR_RETURN(auto folder, storage.OpenFolder(dir));
+  ASSIGN_OR_RETURN(ManifestSource source, storage.OpenManifest(*folder));
+  const ManifestIdentity id = source.identity;
+  if (id.size < ManifestCache::kMinManifestBytes) cache = nullptr;
+  std::unique_ptr<const Manifest> manifest = cache ? cache->Load(id) : nullptr;
+  if (!manifest) {
+    ASSIGN_OR_RETURN(manifest, ReadManifest(*source.bytes, folder->path()));
+    if (cache) cache->Store(id, *manifest);
+  }
+  return std::shared_ptr<const Backup>(new Backup(std::move(folder), std::move(manifest), id));
+}
+
+StatusOr<ManifestHeader> ReadBackupHeader(const std::string& dir, ManifestIdentity* id,
+                                          FolderIdentity* folder_id) {
+  auto storage = LocalStorage::Create(1);
+  ASSIGN_OR_RETURN(auto folder, storage->OpenFolder(dir));
+  ASSIGN_OR_RETURN(ManifestSource source, storage->OpenManifest(*folder));
+  *id = source.identity;
+  *folder_id = folder->identity();
+  return ReadManifestHeader(*source.bytes, folder->path());
+}
+
+StatusOr<std::shared_ptr<const Backup>> BackupCache::Open(const Storage& storage,
+                                                          const std::string& dir,
+                                                          const ManifestCache* cache) {
+  const std::string key = AbsolutePath(dir);
+  const auto now = storage.StatManifest(key);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto b = open_[key].lock();
+    if (b && now && b->identity() == *now) {
+      Keep(b);
+      return b;
+    }
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const Backup> b, Backup::Open(storage, dir, cache));
+  std::lock_guard<std::mutex> lock(mu_);
+  open_[key] = b;
+  std::erase_if(open_, [](const auto& kv) { return kv.second.expired(); });
+  Keep(b);
+  return b;
+}
+
+void BackupCache::Keep(const std::shared_ptr<const Backup>& b) {
+  if (keep_bytes_ == 0) return;
+  for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+    if (*it == b) {
+      kept_.splice(kept_.begin(), kept_, it);
+      return;
+    }
+  }
+  kept_.push_front(b);
+  kept_total_ += b->manifest().MemoryUsage();
+  while (kept_total_ > keep_bytes_ && kept_.size() > 1) {
+    kept_total_ -= kept_.back()->manifest().MemoryUsage();
+    kept_.pop_back();
+  }
+}
+
+size_t BackupCache::kept_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kept_total_;
+}
+
+}  // namespace stitchfs::engine

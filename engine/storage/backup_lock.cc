@@ -1,0 +1,100 @@
+#include "engine/storage/backup_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include "engine/base/atomic_file.h"
+#include "engine/base/folder_list.h"
+
+namespace fs = std::filesystem;
+
+namespace stitchfs::engine {
+namespace {
+
+bool IsEmptyBut(const std::string& dir, const char* except) {
+  auto names = ListFolder(dir);
+  if (!names.ok()) return false;
+  for (const std::string& n : *names) {
+    if (n != except) return false;
+  }
+  return true;
+}
+
+// Takes over a `.lock` no live writer holds, or reports who holds it.
+StatusOr<UniqueFd> TakeLock(const std::string& dest, int dir_fd, const std::string& uuid,
+                            bool* stale) {
+  UniqueFd lock(::openat(dir_fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (!lock) return Status::IOError("create " + dest + "/.lock", errno);
+  if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
+    return Status::BackupAlreadyExists("Backup " + dest + " is being written already");
+  }
+  struct stat st;
+  *stale = ::fstat(lock.get(), &st) == 0 && st.st_size > 0;
+  if (::ftruncate(lock.get(), 0) != 0 || ::pwrite(lock.get(), uuid.data(), uuid.size(), 0) < 0) {
+    return Status::IOError("write " + dest + "/.lock", errno);
+  }
+  return lock;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<BackupLock>> BackupLock::Acquire(const std::string& dest,
+                                                          const std::string& uuid,
+                                                          std::string* notice) {
+  std::error_code ec;
+  if (fs::path parent = fs::path(dest).parent_path(); !parent.empty())
+    fs::create_directories(parent, ec);
+  bool created = ::mkdir(dest.c_str(), 0755) == 0;
+  if (!created && errno != EEXIST) return Status::IOError("create " + dest, errno);
+  UniqueFd dir(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  if (!dir) return Status::IOError("open " + dest, errno);
+  if (::faccessat(dir.get(), ".backup", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+    return Status::BackupAlreadyExists("Backup " + dest + " already exists");
+  }
+  const bool had_lock = ::faccessat(dir.get(), ".lock", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+  if (!had_lock && !IsEmptyBut(dest, "")) {
+    return Status::BackupAlreadyExists("destination " + dest + " is not empty");
+  }
+  bool stale = false;
+  ASSIGN_OR_RETURN(UniqueFd lock, TakeLock(dest, dir.get(), uuid, &stale));
+  std::unique_ptr<BackupLock> l(new BackupLock(dest, std::move(dir), std::move(lock), created));
+  if (had_lock) {
+    *notice = "took over " + dest + "/.lock left by a backup that did not finish" +
+              (stale ? "; removed its partial data" : "");
+    l->RemoveContents();
+  }
+  return l;
+}
+
+void BackupLock::RemoveContents() {
+  if (::unlinkat(dir_.get(), ".backup", 0) != 0 && errno != ENOENT) return;
+  auto names = ListFolder(path_);
+  if (!names.ok()) return;
+  std::error_code ec;
+  for (const std::string& n : *names) {
+    if (n != ".lock") fs::remove_all(path_ + "/" + n, ec);
+  }
+}
+
+Status BackupLock::Commit() {
+  if (::unlinkat(dir_.get(), ".lock", 0) != 0)
+    return Status::IOError("remove " + path_ + "/.lock", errno);
+  committed_ = true;
+  lock_.Reset(-1);
+  if (::fsync(dir_.get()) != 0) return Status::IOError("fsync " + path_, errno);
+  return Status::OK();
+}
+
+BackupLock::~BackupLock() {
+  if (committed_) return;
+  RemoveContents();
+  ::unlinkat(dir_.get(), ".lock", 0);
+  if (created_) ::rmdir(path_.c_str());
+}
+
+}  // namespace stitchfs::engine

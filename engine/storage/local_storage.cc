@@ -1,0 +1,138 @@
+#include "engine/storage/local_storage.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "engine/base/atomic_file.h"
+#include "engine/base/posix_file.h"
+#include "engine/format/data_file_name.h"
+#include "engine/storage/backup.h"
+#include "engine/storage/data_file.h"
+#include "engine/storage/store.h"
+
+namespace stitchfs::engine {
+namespace {
+
+ManifestIdentity IdentityOf(const struct stat& st) {
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+          static_cast<uint64_t>(st.st_size), FileTime::From(st.st_mtim),
+          FileTime::From(st.st_ctim)};
+}
+
+// An open regular file of a known size, read positionally.
+class FdFile final : public RandomAccessFile {
+ public:
+  FdFile(UniqueFd fd, uint64_t size, std::string name)
+      : fd_(std::move(fd)), size_(size), name_(std::move(name)) {}
+  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
+    if (offset >= size_) return size_t{0};
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(dst.size(), size_ - offset));
+    RETURN_IF_ERROR(PreadFully(fd_.get(), offset, dst.first(n), name_));
+    return n;
+  }
+  uint64_t size() const override { return size_; }
+
+ private:
+  UniqueFd fd_;
+  uint64_t size_;
+  std::string name_;
+};
+
+// Why `.backup` in `dir_fd` could not be opened.
+Status ManifestOpenError(int dir_fd, const std::string& path, int e) {
+  std::string why = e == ENOENT  ? "no .backup manifest"
+                    : e == ELOOP ? ".backup is a symlink, which is never followed"
+                                 : std::strerror(e);
+  if (e == ENOENT && ::faccessat(dir_fd, ".lock", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+    why =
+        "no .backup manifest; its .lock shows a backup being written, or one whose writer "
+        "died: run the same backup again to take it over, or remove the folder";
+  }
+  if (e == EMFILE || e == ENFILE || e == ENOMEM || e == EIO) {
+    return Status::IOError("Backup " + path + ": open .backup", e);
+  }
+  return Status::BackupNotFound("Backup " + path + " not found (" + why + ")", e);
+}
+
+}  // namespace
+
+std::shared_ptr<const LocalStorage> LocalStorage::Create(size_t max_open_files) {
+  return std::make_shared<const LocalStorage>(
+      std::make_shared<FdCache>(max_open_files ? max_open_files : DefaultFdCapacity()));
+}
+
+StatusOr<std::shared_ptr<const BackupFolder>> LocalStorage::OpenFolder(
+    const std::string& location) const {
+  UniqueFd fd;
+  ASSIGN_OR_RETURN(auto folder, BackupFolder::Open(location, &fd));
+  // Keep the fd just opened for the manifest and the data files that follow.
+  RETURN_IF_ERROR(
+      fds_->Get(folder->cache_key(), [&fd]() -> StatusOr<UniqueFd> { return std::move(fd); })
+          .status());
+  return folder;
+}
+
+StatusOr<ManifestSource> LocalStorage::OpenManifest(const BackupFolder& folder) const {
+  ASSIGN_OR_RETURN(auto dir, fds_->Get(folder.cache_key(), [&folder] { return folder.Reopen(); }));
+  const std::string& path = folder.path();
+  UniqueFd fd(::openat(dir->get(), ".backup", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd) return ManifestOpenError(dir->get(), path, errno);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0)
+    return Status::IOError("Backup " + path + ": fstat .backup", errno);
+  if (!S_ISREG(st.st_mode)) {
+    return Status::BackupNotFound("Backup " + path + ": .backup is not a regular file");
+  }
+  const ManifestIdentity id = IdentityOf(st);
+  return ManifestSource{std::make_unique<FdFile>(std::move(fd), id.size, path + "/.backup"), id};
+}
+
+std::optional<ManifestIdentity> StatManifest(const std::string& dir) {
+  struct stat st;
+  if (::fstatat(AT_FDCWD, (dir + "/.backup").c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+      !S_ISREG(st.st_mode)) {
+    return std::nullopt;
+  }
+  return IdentityOf(st);
+}
+
+std::optional<ManifestIdentity> LocalStorage::StatManifest(const std::string& location) const {
+  return engine::StatManifest(location);
+}
+
+StatusOr<std::shared_ptr<const BackupDataFile>> LocalStorage::OpenDataFile(
+    const std::shared_ptr<const BackupFolder>& folder, const std::string& relative) const {
+  ASSIGN_OR_RETURN(auto file, DataFile::Open(fds_, folder, relative));
+  return std::shared_ptr<const BackupDataFile>(std::move(file));
+}
+
+StatusOr<std::string> LocalStorage::ReadIndex(const BackupFolder& folder) const {
+  ASSIGN_OR_RETURN(auto dir, fds_->Get(folder.cache_key(), [&folder] { return folder.Reopen(); }));
+  const std::string name = folder.path() + "/" + std::string(kIndexFile);
+  auto fd = OpenBeneath(dir->get(), std::string(kIndexFile));
+  if (!fd.ok()) return Status::BackupNotFound("no index " + name);
+  struct stat st;
+  if (::fstat(fd->get(), &st) != 0) return Status::IOError("stat " + name, errno);
+  if (!S_ISREG(st.st_mode) || st.st_size > (off_t{1} << 32)) {
+    return Status::BackupNotFound("not an index: " + name);
+  }
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  RETURN_IF_ERROR(PreadFully(fd->get(), 0, std::span<char>(bytes.data(), bytes.size()), name));
+  return bytes;
+}
+
+Status LocalStorage::WriteIndex(const BackupFolder& folder, std::string_view bytes) const {
+  ASSIGN_OR_RETURN(UniqueFd dir, folder.Reopen());
+  RETURN_IF_ERROR(MakeDirsBeneath(dir.get(), kStitchDir).status());
+  return WriteFileAtomically(folder.path() + "/" + std::string(kStitchDir), "index", bytes);
+}
+
+StatusOr<std::vector<StoreFolder>> LocalStorage::ScanStore(const std::string& location) const {
+  return engine::ScanStore(location);
+}
+
+}  // namespace stitchfs::engine

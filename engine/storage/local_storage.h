@@ -1,0 +1,48 @@
+// LocalStorage: backups in folders of this machine's file systems. Every safe-open rule lives
+// here once: folders opened without blocking and reopened by path only if they are still the
+// same folder; `.backup` and data files opened beneath their folder without following a
+// symlink or blocking, and type-checked; data file descriptors bounded by one FdCache.
+#pragma once
+
+#include <memory>
+
+#include "engine/base/fd_cache.h"
+#include "engine/storage/storage.h"
+
+namespace stitchfs::engine {
+
+// A WritableFile over an open fd (its fd() is `fd`, for in-kernel copies). `name` is for
+// messages.
+std::unique_ptr<WritableFile> WritableFd(UniqueFd fd, std::string name);
+
+// Thread-safe.
+class LocalStorage final : public Storage {
+ public:
+  // Data files are opened through `fds` (shared with every reader of this storage).
+  explicit LocalStorage(std::shared_ptr<FdCache> fds) : fds_(std::move(fds)) {}
+  // A storage with its own FdCache of `max_open_files` (0: DefaultFdCapacity()).
+  static std::shared_ptr<const LocalStorage> Create(size_t max_open_files = 0);
+
+  StatusOr<std::shared_ptr<const BackupFolder>> OpenFolder(
+      const std::string& location) const override;
+  StatusOr<ManifestSource> OpenManifest(const BackupFolder& folder) const override;
+  std::optional<ManifestIdentity> StatManifest(const std::string& location) const override;
+  StatusOr<std::shared_ptr<const BackupDataFile>> OpenDataFile(
+      const std::shared_ptr<const BackupFolder>& folder,
+      const std::string& relative) const override;
+  StatusOr<std::string> ReadIndex(const BackupFolder& folder) const override;
+  Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const override;
+  StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const override;
+  // Written with BackupLock, staged in `.stitch-tmp` inside the destination, published by
+  // rename, made durable with one syncfs, the manifest through WriteFileAtomically.
+  StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
+                                                      const std::string& uuid,
+                                                      std::string* notice) const override;
+
+  const FdCache& fd_cache() const { return *fds_; }
+
+ private:
+  std::shared_ptr<FdCache> fds_;
+};
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,151 @@
+#include "engine/storage/manifest_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <vector>
+
+#include "engine/base/folder_list.h"
+#include "engine/base/posix_file.h"
+#include "engine/base/unique_fd.h"
+#include "engine/storage/manifest_file.h"
+
+namespace stitchfs::engine {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+}  // namespace
+
+const ManifestCache* ManifestCache::Default() {
+  static const ManifestCache* cache = []() -> const ManifestCache* {
+    std::string dir = Env("STITCH_CACHE_DIR");
+    if (dir == "off") return nullptr;
+    if (dir.empty() && !Env("XDG_CACHE_HOME").empty()) dir = Env("XDG_CACHE_HOME") + "/stitchfs";
+    if (dir.empty() && !Env("HOME").empty()) dir = Env("HOME") + "/.cache/stitchfs";
+    if (dir.empty()) return nullptr;
+    const std::string mb = Env("STITCH_CACHE_MB");
+    const uint64_t max_mb = mb.empty() ? 4096 : std::strtoull(mb.c_str(), nullptr, 10);
+    return new ManifestCache(std::filesystem::absolute(dir).string(), max_mb << 20);
+  }();
+  return cache;
+}
+
+std::string ManifestCache::FileFor(const ManifestIdentity& id) const {
+  const XXH128_hash_t h = XXH3_128bits(&id, sizeof id);
+  char name[64];
+  std::snprintf(name, sizeof name, "/%016llx%016llx.manifest",
+                static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return dir_ + name;
+}
+
+std::unique_ptr<const Manifest> ManifestCache::Load(const ManifestIdentity& id) const {
+  const std::string path = FileFor(id);
+  // Never blocks (a FIFO in its place is refused by Read, not waited on).
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  if (!fd) return nullptr;
+  auto m = ManifestFile::Read(fd.get(), id);
+  if (!m.ok()) {
+    ::unlink(path.c_str());  // Damaged or stale: the next store replaces it.
+    return nullptr;
+  }
+  ::futimens(fd.get(), nullptr);  // Recently used (Trim removes the oldest first).
+  return std::move(*m);
+}
+
+bool ManifestCache::StoreFile(const std::string& path,
+                              const std::function<bool(int)>& write) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  ::chmod(dir_.c_str(), 0700);
+  static std::atomic<uint64_t> counter{0};  // Threads of one process may store at once.
+  const std::string tmp =
+      path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd) return false;
+  if (!write(fd.get()) || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  Trim();
+  return true;
+}
+
+void ManifestCache::Store(const ManifestIdentity& id, const Manifest& m) const {
+  StoreFile(FileFor(id), [&](int fd) { return ManifestFile::Write(fd, m, id).ok(); });
+}
+
+std::string ManifestCache::IndexFileFor(std::string_view key) const {
+  const XXH128_hash_t h = XXH3_128bits(key.data(), key.size());
+  char name[64];
+  std::snprintf(name, sizeof name, "/%016llx%016llx.index",
+                static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return dir_ + name;
+}
+
+std::optional<std::string> ManifestCache::LoadIndex(std::string_view key) const {
+  const std::string path = IndexFileFor(key);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  struct stat st;
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  if (!PreadFully(fd.get(), 0, std::span<char>(bytes.data(), bytes.size()), path).ok()) {
+    return std::nullopt;
+  }
+  ::futimens(fd.get(), nullptr);  // Recently used.
+  return bytes;
+}
+
+void ManifestCache::StoreIndex(std::string_view key, std::string_view bytes) const {
+  StoreFile(IndexFileFor(key), [&](int fd) { return WriteFully(fd, bytes, "index").ok(); });
+}
+
+void ManifestCache::DropIndex(std::string_view key) const { ::unlink(IndexFileFor(key).c_str()); }
+
+void ManifestCache::Trim() const {
+  struct File {
+    std::filesystem::path path;
+    FileTime mtime;
+    uint64_t size;
+  };
+  std::vector<File> files;
+  uint64_t total = 0;
+  std::error_code ec;
+  auto names = ListFolder(dir_);
+  if (!names.ok()) return;
+  for (const std::string& name : *names) {
+    const std::filesystem::path path = std::filesystem::path(dir_) / name;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (path.extension() != ".manifest" && path.extension() != ".index") {
+      // A store that died midway, an hour ago.
+      if (name.find(".tmp-") != std::string::npos && st.st_mtime < ::time(nullptr) - 3600) {
+        std::filesystem::remove(path, ec);
+      }
+      continue;
+    }
+    files.push_back({path, FileTime::From(st.st_mtim), static_cast<uint64_t>(st.st_size)});
+    total += files.back().size;
+  }
+  std::sort(files.begin(), files.end(),
+            [](const File& a, const File& b) { return a.mtime < b.mtime; });
+  for (size_t i = 0; i + 1 < files.size() && total > max_; ++i) {  // The newest stays.
+    std::filesystem::remove(files[i].path, ec);
+    total -= files[i].size;
+  }
+}
+
+}  // namespace stitchfs::engine

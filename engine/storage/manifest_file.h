@@ -1,0 +1,29 @@
+// ManifestFile: a parsed Manifest in a flat binary form, for the manifest cache. Native layout:
+// meant for the machine that wrote it, not for exchange.
+#pragma once
+
+#include <memory>
+
+#include "engine/format/manifest.h"
+#include "engine/storage/backup.h"
+
+namespace stitchfs::engine {
+
+struct ManifestFile {
+  // Writes `m`, tagged with `id`, to `fd` from offset 0. kIOError on failure.
+  static Status Write(int fd, const Manifest& m, const ManifestIdentity& id);
+  // Reads what Write wrote for `id`. kBackupDamaged on any mismatch: another identity or
+  // layout, a wrong length or checksum, an index or name out of bounds, a name that fails
+  // CheckRelativePath. kIOError if reading fails.
+  static StatusOr<std::unique_ptr<const Manifest>> Read(int fd, const ManifestIdentity& id);
+
+ private:
+  // Everything the XML reader would check holds in a loaded manifest (manifest_check.cc):
+  // every entry and node (CheckEntry, CheckMeta, safe names), hard links, and the indexes
+  // complete and in the order lookups rely on (a binary search of a shuffled or partial index
+  // would silently miss entries); the content-representative flags are set again from the
+  // index, not trusted.
+  static bool Consistent(Manifest& m);
+};
+
+}  // namespace stitchfs::engine

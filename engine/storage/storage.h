@@ -1,0 +1,126 @@
+// Storage: where backups live, behind one interface (the role leveldb's Env plays). The
+// resolver, the chain walk and the readers reach backups only through it: opening a backup's
+// folder and its manifest, the identity of a `.backup` (to notice one replaced), opening a data
+// file, listing a store. LocalStorage (local_storage.h) is the one implementation today; an
+// object-storage and an archive implementation plug in here (ARCHITECTURE.md sketches both).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/base/posix_meta.h"
+#include "engine/base/random_access_file.h"
+#include "engine/base/status_or.h"
+#include "engine/storage/backup_folder.h"
+
+namespace stitchfs::engine {
+
+// What identifies one version of a `.backup`: a manifest rewritten in place or a folder
+// swapped for another one has another identity. (Locally: device, inode, size and times; a
+// storage without inodes fills what identifies its objects, e.g. a hash of an ETag.)
+struct ManifestIdentity {
+  uint64_t dev = 0, ino = 0, size = 0;
+  FileTime mtime, ctime;
+  bool operator==(const ManifestIdentity&) const = default;
+};
+
+// A sub-folder of a store that holds a backup manifest.
+struct StoreFolder {
+  std::string name;  // Folder name inside the store.
+  std::string path;  // Absolute.
+  FolderIdentity folder;
+  ManifestIdentity manifest;  // Of its `.backup` when scanned.
+};
+
+// A data file of a backup: its bytes and a name for messages.
+class BackupDataFile : public RandomAccessFile {
+ public:
+  virtual const std::string& display_name() const = 0;
+  // OK if the file holds exactly the `declared` bytes a manifest says; else kBackupDamaged
+  // naming the file and both sizes.
+  Status CheckDeclaredSize(uint64_t declared) const;
+};
+
+// The bytes of a `.backup` and the identity of the version they are.
+struct ManifestSource {
+  std::unique_ptr<RandomAccessFile> bytes;
+  ManifestIdentity identity;
+};
+
+// A file being written into a backup. Not thread-safe.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual Status Append(std::string_view data) = 0;
+  // Hands everything appended to the storage (durable only after BackupWriter::Finish). A
+  // failure means written data may be lost.
+  virtual Status Close() = 0;
+  // An fd that in-kernel copies may write to, or -1.
+  virtual int fd() const { return -1; }
+};
+
+// One backup being written (Storage::StartBackup): the destination is owned exclusively while
+// written (ClickHouse's `.lock`); data files are staged, then published under their names; the
+// manifest comes last, after every data file is durable. Not thread-safe, except CreateStaged,
+// DropStaged and the files they return, which workers use at once for distinct ids.
+class BackupWriter {
+ public:
+  // Without Finish: everything written is removed, the manifest first (if it cannot be, what
+  // stays is a complete backup, never a manifest without its data).
+  virtual ~BackupWriter() = default;
+  // A new staged data file `id` (unique within this backup), to be published as data file
+  // `name` if kept (an object store starts its upload at that key; Publish may still name it
+  // otherwise, or it may be dropped).
+  virtual StatusOr<std::unique_ptr<WritableFile>> CreateStaged(const std::string& id,
+                                                               const std::string& name) = 0;
+  // Removes staged file `id` if there is one.
+  virtual Status DropStaged(const std::string& id) = 0;
+  // Makes staged file `id` the data file `name` (a safe relative path; folders as needed).
+  virtual Status Publish(const std::string& id, const std::string& name) = 0;
+  // A new data file `name`, written in place (when nothing needs staging).
+  virtual StatusOr<std::unique_ptr<WritableFile>> CreateDataFile(const std::string& name) = 0;
+  // Every data file durable, then `manifest` written as `.backup` atomically, then the lock
+  // released. The backup is complete once this returns OK.
+  virtual Status Finish(std::string_view manifest) = 0;
+};
+
+// Thread-safe.
+class Storage {
+ public:
+  virtual ~Storage() = default;
+
+  // The backup folder at `location` (a path on this machine for LocalStorage). kBackupNotFound
+  // if there is none (missing, not a folder, not readable), kIOError otherwise.
+  virtual StatusOr<std::shared_ptr<const BackupFolder>> OpenFolder(
+      const std::string& location) const = 0;
+  // The manifest of `folder`: never following a symlink, never blocking, a regular file only.
+  // kBackupNotFound (none, not a regular file, a symlink; naming a `.lock` left beside it),
+  // kIOError.
+  virtual StatusOr<ManifestSource> OpenManifest(const BackupFolder& folder) const = 0;
+  // The identity of the `.backup` at `location` now; nullopt if there is no manifest there.
+  virtual std::optional<ManifestIdentity> StatManifest(const std::string& location) const = 0;
+  // Data file `relative` of `folder`, opened and checked: kBackupDamaged (missing, not a
+  // regular file, or the folder replaced or removed since it was opened), kInsecurePath (a
+  // symlink, or a name leaving the folder), kIOError.
+  virtual StatusOr<std::shared_ptr<const BackupDataFile>> OpenDataFile(
+      const std::shared_ptr<const BackupFolder>& folder, const std::string& relative) const = 0;
+  // The resolved index kept with the backup of `folder` (ResolvedIndex; `.stitchfs/index`
+  // locally), read whole: kBackupNotFound if there is none, kIOError.
+  virtual StatusOr<std::string> ReadIndex(const BackupFolder& folder) const = 0;
+  // Keeps `bytes` as that index, replacing any atomically (readers see the old or the new).
+  virtual Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const = 0;
+  // The backups of the store at `location` by name (the rules of engine::ScanStore).
+  virtual StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const = 0;
+
+  // Starts writing backup `uuid` at `location`: kBackupAlreadyExists if a backup, a live
+  // writer's `.lock` or anything else is there. An unfinished backup whose writer died is taken
+  // over (its partial data removed) and `*notice` says so.
+  virtual StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
+                                                              const std::string& uuid,
+                                                              std::string* notice) const = 0;
+};
+
+}  // namespace stitchfs::engine

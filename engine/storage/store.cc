@@ -1,0 +1,139 @@
+#include "engine/storage/store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <map>
+
+#include "engine/storage/locator.h"
+
+namespace fs = std::filesystem;
+
+namespace stitchfs::engine {
+
+bool IsBackupFolder(const std::string& dir) { return StatManifest(dir).has_value(); }
+
+namespace {
+
+struct DirCloser {
+  void operator()(DIR* d) const { ::closedir(d); }
+};
+
+// The store folder `name` in the open store `dir_fd`, if it is one.
+std::optional<StoreFolder> Probe(int dir_fd, const std::string& store, const char* name) {
+  struct stat st, mst;
+  if (name[0] == '.' || ::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+      !S_ISDIR(st.st_mode)) {
+    return std::nullopt;
+  }
+  const std::string manifest = std::string(name) + "/.backup";
+  if (::fstatat(dir_fd, manifest.c_str(), &mst, AT_SYMLINK_NOFOLLOW) != 0 ||
+      !S_ISREG(mst.st_mode)) {
+    return std::nullopt;
+  }
+  StoreFolder f;
+  f.name = name;
+  f.path = store == "/" ? "/" + f.name : store + "/" + f.name;
+  f.folder = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+  f.manifest = {static_cast<uint64_t>(mst.st_dev), static_cast<uint64_t>(mst.st_ino),
+                static_cast<uint64_t>(mst.st_size), FileTime::From(mst.st_mtim),
+                FileTime::From(mst.st_ctim)};
+  return f;
+}
+
+void FillFigures(StoreEntry& s) {
+  const Manifest& m = s.backup->manifest();
+  for (size_t i = 0; i < m.num_entries(); ++i) {
+    const FileEntry e = m.entry(i);
+    s.total_size += e.size;
+    if (e.has_data_file() && e.data_file == e.name) s.stored_bytes += e.stored_size();
+  }
+  s.stored_bytes += s.backup->manifest_bytes();
+  s.time = s.backup->header().time;
+}
+
+// The store entry that entry `i`'s base locator names, if it is in the store (by identity).
+std::optional<size_t> BaseInStore(const StoreEntry& e,
+                                  const std::map<FolderIdentity, size_t>& by_id) {
+  if (!e.backup || e.backup->header().base_backup.empty()) return std::nullopt;
+  auto base = ResolveLocator(e.backup->header().base_backup,
+                             fs::path(e.backup->path()).parent_path().string(), {});
+  struct stat st;
+  if (!base.ok() || ::stat(base->c_str(), &st) != 0) return std::nullopt;
+  auto it = by_id.find({static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)});
+  return it == by_id.end() ? std::nullopt : std::optional(it->second);
+}
+
+// Chain depths from the base locators, following bases that are in the store (iteratively:
+// chains may be very long; a loop stops at its start).
+void FillDepths(std::vector<StoreEntry>& all) {
+  std::map<FolderIdentity, size_t> by_id;
+  for (size_t i = 0; i < all.size(); ++i) by_id[all[i].folder] = i;
+  std::vector<std::optional<size_t>> base(all.size());
+  for (size_t i = 0; i < all.size(); ++i) base[i] = BaseInStore(all[i], by_id);
+  for (size_t i = 0; i < all.size(); ++i) {
+    int depth = 1;
+    for (auto b = base[i]; b && *b != i && depth <= static_cast<int>(all.size()); b = base[*b]) {
+      ++depth;
+    }
+    all[i].depth = depth;
+  }
+}
+
+}  // namespace
+
+StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& store_path) {
+  const std::string store = AbsolutePath(store_path);
+  UniqueFd fd(::open(store.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) {
+    const int e = errno;
+    if (e == ENOENT || e == ENOTDIR)
+      return Status::BackupNotFound("store " + store + " not found", e);
+    return Status::IOError("read store " + store, e);
+  }
+  std::unique_ptr<DIR, DirCloser> dir(::fdopendir(fd.get()));
+  if (!dir) return Status::IOError("read store " + store, errno);
+  const int dfd = fd.release();  // Now owned by `dir`.
+  std::vector<StoreFolder> out;
+  for (;;) {
+    errno = 0;
+    struct dirent* d = ::readdir(dir.get());
+    if (d == nullptr) break;
+    if (auto f = Probe(dfd, store, d->d_name)) out.push_back(std::move(*f));
+  }
+  if (errno != 0) return Status::IOError("read store " + store, errno);
+  std::sort(out.begin(), out.end(),
+            [](const StoreFolder& a, const StoreFolder& b) { return a.name < b.name; });
+  return out;
+}
+
+StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store, const ManifestCache* cache) {
+  ASSIGN_OR_RETURN(std::vector<StoreFolder> folders, ScanStore(store));
+  std::vector<StoreEntry> out;
+  for (const StoreFolder& f : folders) {
+    StoreEntry s;
+    s.name = f.name;
+    s.path = f.path;
+    s.folder = f.folder;
+    auto b = Backup::Open(s.path, cache);
+    if (b.ok() && (*b)->folder()->identity() == f.folder) {
+      s.backup = *b;
+      FillFigures(s);
+    } else {
+      s.status = b.ok() ? Status::BackupNotFound("Backup " + s.path + " was replaced while listed")
+                        : b.status();
+    }
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const StoreEntry& a, const StoreEntry& b) {
+    return std::tie(a.time, a.name) < std::tie(b.time, b.name);
+  });
+  FillDepths(out);
+  return out;
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,40 @@
+// Store: a folder of backup folders (one backup per sub-folder, found by its `.backup`), as
+// `stitch log`, `stitch prune` and the store mount see it: one scan with one rule for all.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/storage/backup.h"
+
+namespace stitchfs::engine {
+
+// The backups of `store` by name: real sub-folders (a symlink in the store is not followed),
+// not starting with a dot (prune's work folders), holding a `.backup` that is a regular file
+// (not a symlink, FIFO or folder). Folders without one (unfinished backups with only a
+// `.lock`, other folders) are skipped. Never blocks on what the store holds. kIOError if
+// `store` cannot be read, kBackupNotFound if it is not a folder.
+StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& store);
+
+struct StoreEntry {
+  std::string name;  // Folder name inside the store.
+  std::string path;  // Absolute.
+  FolderIdentity folder;
+  std::shared_ptr<const Backup> backup;  // Null if it could not be opened.
+  Status status;                         // Why not.
+  CivilSeconds time = 0;                 // The manifest's timestamp, for ordering.
+  int depth = 1;              // Backups in its chain (1 = full), when the bases are in the store.
+  uint64_t total_size = 0;    // Sum of the file sizes.
+  uint64_t stored_bytes = 0;  // Data files stored in this backup, plus the manifest.
+};
+
+// Lists the store's backups (ScanStore), opened (through `cache`, if any), oldest first (by
+// timestamp, then name).
+StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store,
+                                            const ManifestCache* cache = nullptr);
+
+// Is `dir` a single backup (holds a `.backup` that is a regular file)?
+bool IsBackupFolder(const std::string& dir);
+
+}  // namespace stitchfs::engine

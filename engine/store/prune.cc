@@ -1,0 +1,219 @@
+#include "engine/store/prune.h"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "engine/base/atomic_file.h"
+#include "engine/base/folder_list.h"
+#include "engine/read/resolved_backup.h"
+#include "engine/storage/store.h"
+#include "engine/write/flatten.h"
+
+namespace fs = std::filesystem;
+
+namespace stitchfs::engine {
+namespace {
+
+constexpr const char* kFlattenSuffix = ".stitch-flatten";
+constexpr const char* kDeletingSuffix = ".stitch-deleting";
+
+// "YYYY-MM-DD" or "YYYY-MM" of a backup's timestamp text.
+std::string Period(const StoreEntry& e, size_t len) {
+  return e.backup ? e.backup->header().timestamp.substr(0, len) : "";
+}
+
+// Which backups the policy keeps (indexes into `all`, which is oldest first), and why.
+std::map<size_t, std::string> Kept(const std::vector<StoreEntry>& all, const PrunePolicy& p) {
+  std::map<size_t, std::string> kept;
+  std::set<std::string> days, months;
+  int last = 0;
+  for (size_t k = all.size(); k-- > 0;) {
+    if (!all[k].backup) {
+      kept[k] = "unreadable, never removed";
+      continue;
+    }
+    if (last < p.keep_last) {
+      ++last;
+      kept.emplace(k, "last");
+    }
+    const std::string day = Period(all[k], 10), month = Period(all[k], 7);
+    if (static_cast<int>(days.size()) < p.keep_daily && days.insert(day).second)
+      kept.emplace(k, "daily");
+    if (static_cast<int>(months.size()) < p.keep_monthly && months.insert(month).second) {
+      kept.emplace(k, "monthly");
+    }
+  }
+  return kept;
+}
+
+// A work folder of prune beside `path`: ".<name><suffix>", never listed as a backup.
+std::string WorkPath(const std::string& path, const char* suffix) {
+  return (fs::path(path).parent_path() / ("." + fs::path(path).filename().string() + suffix))
+      .string();
+}
+
+// The chain of the kept backup `all[k]`, opened with every check ChainWalk makes, as store
+// indexes (nullopt for a base outside the store), level 0 first.
+StatusOr<std::vector<std::optional<size_t>>> ChainInStore(const std::vector<StoreEntry>& all,
+                                                          size_t k, const ChainOptions& o) {
+  auto chain = ResolvedBackup::Open(all[k].path, o);
+  if (!chain.ok()) {
+    return chain.status().WithPrefix("prune removes nothing while a kept backup does not open (" +
+                                     all[k].name + "): ");
+  }
+  std::map<FolderIdentity, size_t> by_id;
+  for (size_t i = 0; i < all.size(); ++i) by_id[all[i].folder] = i;
+  std::vector<std::optional<size_t>> levels;
+  for (size_t l = 0; l < (*chain)->depth(); ++l) {
+    auto it = by_id.find((*chain)->level(l).folder->identity());
+    levels.push_back(it == by_id.end() ? std::nullopt : std::optional(it->second));
+  }
+  return levels;
+}
+
+// Does the kept backup with this chain need flattening? Yes when, going down its chain, a
+// removed backup comes before any kept one (a kept one below looks after the rest itself).
+bool NeedsFlatten(const std::vector<std::optional<size_t>>& levels,
+                  const std::map<size_t, std::string>& kept) {
+  for (size_t l = 1; l < levels.size(); ++l) {
+    if (!levels[l]) continue;  // Outside the store: never removed.
+    return kept.count(*levels[l]) == 0;
+  }
+  return false;
+}
+
+// Replaces backup `path` by a flattened copy with the same uuid, atomically.
+StatusOr<uint64_t> FlattenInPlace(const std::string& path, const ChainOptions& o) {
+  ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(path, o));
+  const std::string tmp = WorkPath(path, kFlattenSuffix);
+  std::error_code ec;
+  fs::remove_all(tmp, ec);  // Left by an interrupted run: never a kept backup.
+  ASSIGN_OR_RETURN(FlattenResult r, FlattenBackup(*chain, tmp, /*keep_uuid=*/true));
+  if (::syscall(SYS_renameat2, AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) !=
+      0) {
+    return Status::IOError("exchange " + tmp + " with " + path, errno);
+  }
+  RETURN_IF_ERROR(SyncDir(fs::path(path).parent_path().string()));
+  fs::remove_all(tmp, ec);  // Now the old, incremental copy.
+  return r.bytes_stored;
+}
+
+// Moves the backups to remove out of the store's namespace (so none opens half-deleted, and
+// the proof below sees the store as it will be), newest first: interrupted halfway, no backup
+// left in the store has lost its base. `moved` lists what was moved.
+Status SetAside(const std::vector<std::string>& oldest_first, const std::string& store,
+                std::vector<std::string>* moved) {
+  for (auto it = oldest_first.rbegin(); it != oldest_first.rend(); ++it) {
+    const std::string& p = *it;
+    if (::rename(p.c_str(), WorkPath(p, kDeletingSuffix).c_str()) != 0) {
+      return Status::IOError("rename " + p, errno);
+    }
+    moved->push_back(p);
+  }
+  return SyncDir(store);
+}
+
+// Puts set-aside backups back (when the proof fails).
+void PutBack(const std::vector<std::string>& moved) {
+  for (const std::string& p : moved) ::rename(WorkPath(p, kDeletingSuffix).c_str(), p.c_str());
+}
+
+// Every kept backup opens, with its whole chain, in the store as it now is.
+Status ProveKept(const std::vector<StoreEntry>& all, const std::map<size_t, std::string>& kept,
+                 ChainOptions o) {
+  o.backups = std::make_shared<BackupCache>(size_t{256} << 20);
+  for (const auto& [k, why] : kept) {
+    if (!all[k].backup) continue;  // Unreadable before: nothing to prove.
+    auto chain = ResolvedBackup::Open(all[k].path, o);
+    if (!chain.ok()) {
+      return chain.status().WithPrefix("kept backup " + all[k].name +
+                                       " would no longer open; prune aborted, nothing removed: ");
+    }
+  }
+  return Status::OK();
+}
+
+void RemoveWorkFolders(const std::string& store) {
+  auto names = ListFolder(store);
+  if (!names.ok()) return;
+  std::error_code ec;
+  for (const std::string& n : *names) {
+    if (n.front() == '.' && (n.ends_with(kDeletingSuffix) || n.ends_with(kFlattenSuffix))) {
+      fs::remove_all(store + "/" + n, ec);
+    }
+  }
+}
+
+// The plan: one action per backup, oldest first.
+StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
+                                        const std::map<size_t, std::string>& kept, ChainOptions o) {
+  o.backups = std::make_shared<BackupCache>(size_t{256} << 20);
+  std::vector<PruneAction> plan;
+  for (size_t i = 0; i < all.size(); ++i) {
+    auto k = kept.find(i);
+    if (k == kept.end()) {
+      plan.push_back({PruneAction::kRemove, all[i].name, "", BytesBeneath(all[i].path)});
+      continue;
+    }
+    if (!all[i].backup) {
+      return all[i].status.WithPrefix(
+          "prune removes nothing while a backup of the store does not "
+          "open (" +
+          all[i].name + "); fix or remove it first: ");
+    }
+    ASSIGN_OR_RETURN(auto levels, ChainInStore(all, i, o));
+    if (NeedsFlatten(levels, kept)) {
+      plan.push_back({PruneAction::kFlatten, all[i].name, all[*levels[1]].name, 0});
+    } else {
+      plan.push_back({PruneAction::kKeep, all[i].name, k->second, 0});
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, const PrunePolicy& p,
+                                              const ManifestCache* cache) {
+  if (p.keep_last <= 0 && p.keep_daily <= 0 && p.keep_monthly <= 0) {
+    return Status::InvalidArgument("a policy needs --keep-last, --keep-daily or --keep-monthly");
+  }
+  const std::string store = AbsolutePath(store_arg);
+  ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(store, cache));
+  const auto kept = Kept(all, p);
+  ChainOptions o;
+  o.cache = cache;
+  ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept, o));
+  if (p.dry_run) return plan;
+  RemoveWorkFolders(store);
+  std::vector<std::string> doomed;
+  for (size_t i = 0; i < plan.size(); ++i) {  // Oldest first.
+    if (plan[i].kind == PruneAction::kFlatten) {
+      ASSIGN_OR_RETURN(plan[i].bytes, FlattenInPlace(all[i].path, o));
+    } else if (plan[i].kind == PruneAction::kRemove) {
+      doomed.push_back(all[i].path);
+    }
+  }
+  std::vector<std::string> moved;
+  Status s = SetAside(doomed, store, &moved);
+  if (s.ok()) s = ProveKept(all, kept, o);
+  if (!s.ok()) {
+    PutBack(moved);
+    return s;
+  }
+  for (const std::string& path : doomed) {
+    std::error_code ec;
+    fs::remove_all(WorkPath(path, kDeletingSuffix), ec);
+    if (ec) return Status::IOError("remove " + WorkPath(path, kDeletingSuffix), ec.value());
+  }
+  return plan;
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,45 @@
+// Prune: removes the backups of a store that a retention policy does not keep, without ever
+// breaking a kept one: a kept backup whose base goes is first flattened in place (atomically).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/base/status_or.h"
+
+namespace stitchfs::engine {
+class ManifestCache;
+}
+
+namespace stitchfs::engine {
+
+struct PrunePolicy {
+  int keep_last = 0;     // The newest N backups.
+  int keep_daily = 0;    // The newest backup of each of the newest N days that have one.
+  int keep_monthly = 0;  // The newest backup of each of the newest N months that have one.
+  bool dry_run = false;
+};
+
+struct PruneAction {
+  enum Kind { kKeep, kFlatten, kRemove } kind;
+  std::string name;
+  std::string why;     // For kFlatten: the removed base; for kKeep: the rule.
+  uint64_t bytes = 0;  // kRemove: bytes freed; kFlatten: bytes written.
+};
+
+// Plans (and unless dry_run, carries out) the pruning of `store`. The plan opens the chain of
+// every kept backup (with every check of a chain walk: uuids, entries) and matches its levels
+// to the store's folders by identity, so the spelling of paths (relative, through symlinks)
+// cannot mislead it; a kept backup whose chain reaches a removed backup before any other kept
+// one is flattened. Order of work: each such backup is flattened into a sibling folder that
+// keeps its uuid and is swapped in with one atomic exchange (renameat2 RENAME_EXCHANGE); the
+// backups to remove are renamed out of the store's namespace; then every kept backup is opened
+// again, with its whole chain, in the store as it now is, and if one fails the removed ones are
+// put back and nothing is deleted. Interrupted at any point, every kept backup still opens.
+// Errors: kInvalidArgument for an empty policy; a kept backup that does not open (prune then
+// changes nothing); kIOError.
+// Manifests and resolved indexes are read through `cache`, if any.
+StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store, const PrunePolicy& policy,
+                                              const ManifestCache* cache = nullptr);
+
+}  // namespace stitchfs::engine

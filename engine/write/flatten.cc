@@ -1,0 +1,76 @@
+#include "engine/write/flatten.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <map>
+#include <memory>
+
+#include "engine/base/posix_file.h"
+#include "engine/base/uuid.h"
+#include "engine/format/data_file_name.h"
+#include "engine/format/manifest_writer.h"
+#include "engine/read/restore.h"
+#include "engine/read/restore_meta.h"
+#include "engine/storage/local_storage.h"
+
+namespace stitchfs::engine {
+namespace {
+
+// Writes the whole content of entry `idx` as the new data file `name`.
+Status WriteDataFile(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
+                     const std::string& name, char* buf) {
+  ASSIGN_OR_RETURN(auto out, writer.CreateDataFile(name));
+  RETURN_IF_ERROR(CopyEntry(chain, idx, *out, buf, name));
+  return out->Close();
+}
+
+}  // namespace
+
+StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
+                                      bool keep_uuid) {
+  return FlattenBackup(chain, dest, keep_uuid, *LocalStorage::Create(1));
+}
+
+StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
+                                      bool keep_uuid, const Storage& storage) {
+  const Manifest& m = chain.top().manifest();
+  FlattenResult r;
+  r.uuid = keep_uuid ? m.header().uuid : NewUuid();
+  std::string notice;
+  ASSIGN_OR_RETURN(auto writer, storage.StartBackup(dest, r.uuid, &notice));
+  auto buf = std::make_unique<char[]>(kCopyBuffer);
+  std::vector<FileEntry> entries;
+  std::map<std::pair<uint64_t, Checksum>, std::string> stored;  // content -> data file
+  for (uint32_t i : m.by_name()) {
+    FileEntry e = m.entry(i);
+    e.base_size = 0;
+    e.base_checksum = Checksum{};
+    e.data_file = e.name;
+    ++r.files;
+    if (e.size > 0) {
+      auto [it, first] =
+          stored.emplace(std::make_pair(e.size, e.checksum), DataFileNameFor(e.name));
+      if (first) {
+        RETURN_IF_ERROR(WriteDataFile(chain, i, *writer, it->second, buf.get()));
+        r.bytes_stored += e.size;
+      }
+      e.data_file = it->second;
+    }
+    entries.push_back(e);
+  }
+  ManifestHeader h = m.header();
+  h.uuid = r.uuid;
+  h.base_backup.clear();
+  h.base_backup_uuid.reset();
+  h.deduplicate_files = true;
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < m.num_nodes(); ++i) nodes.push_back(m.node(i));
+  std::string xml;
+  RETURN_IF_ERROR(RenderManifest(h, entries, &xml, nodes));
+  RETURN_IF_ERROR(writer->Finish(xml));
+  return r;
+}
+
+}  // namespace stitchfs::engine

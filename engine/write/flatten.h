@@ -1,0 +1,28 @@
+// Flatten: a self-contained copy of one point in time, so the backups it was built on can go.
+#pragma once
+
+#include <string>
+
+#include "engine/read/resolved_backup.h"
+
+namespace stitchfs::engine {
+
+struct FlattenResult {
+  std::string uuid;
+  uint64_t files = 0;
+  uint64_t bytes_stored = 0;
+};
+
+// Writes the top backup of `chain` into the new folder `dest` as a full backup (no base):
+// same entries, checksums, algorithm, metadata, folders, symlinks and timestamp; a new uuid;
+// identical contents stored once. Same durability and failure rules as `stitch backup`.
+// Errors: kBackupAlreadyExists, those of reading the chain, kIOError for `dest`.
+// With `keep_uuid` the copy keeps the backup's uuid, so it can replace the original under
+// backups that name it as their base.
+StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
+                                      bool keep_uuid = false);
+// The same into `dest` of `storage`.
+StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
+                                      bool keep_uuid, const Storage& storage);
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,209 @@
+#include "engine/write/snapshot_writer.h"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "engine/base/posix_file.h"
+#include "engine/base/uuid.h"
+#include "engine/format/manifest_writer.h"
+#include "engine/read/chain_compose.h"
+#include "engine/read/resolved_backup.h"
+#include "engine/storage/local_storage.h"
+#include "engine/storage/locator.h"
+#include "engine/storage/store.h"
+#include "engine/write/file_pass.h"
+#include "engine/write/source_read.h"
+#include "engine/write/source_tree.h"
+#include "engine/write/writer_plan.h"
+
+namespace fs = std::filesystem;
+
+namespace stitchfs::engine {
+namespace {
+
+// Shared, read-only state of one backup run plus the per-file results workers fill in.
+class Run {
+ public:
+  Run(const SourceReadOptions& o, const SourceTree& tree)
+      : o_(o), tree_(tree), results_(tree.files.size()) {}
+
+  // Processes files from a shared counter until none are left, or until one fails to write
+  // the destination (then the backup fails: no point filling a full disk). Thread-safe.
+  void Work() {
+    for (size_t i; !stop_.load() && (i = next_.fetch_add(1)) < tree_.files.size();) {
+      results_[i] = ReadSourceFile(o_, tree_.files[i], i);
+      if (results_[i].fault == PassFault::kDestination) stop_.store(true);
+      files_done_.fetch_add(1, std::memory_order_relaxed);
+      bytes_done_.fetch_add(static_cast<uint64_t>(tree_.files[i].st.st_size),
+                            std::memory_order_relaxed);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    ++workers_done_;
+    cv_.notify_all();
+  }
+
+  // Waits up to `timeout` for all `workers` to finish; true when they have.
+  bool WaitWorkers(int workers, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return workers_done_ == workers; });
+  }
+
+  // The first failure to write the destination, if any (REQUIRES: workers finished).
+  Status DestinationError() const {
+    for (const FileResult& r : results_) {
+      if (r.fault == PassFault::kDestination) return r.status;
+    }
+    return Status::OK();
+  }
+
+  std::vector<FileResult>& results() { return results_; }
+  uint64_t files_done() const { return files_done_.load(std::memory_order_relaxed); }
+  uint64_t bytes_done() const { return bytes_done_.load(std::memory_order_relaxed); }
+
+ private:
+  const SourceReadOptions& o_;
+  const SourceTree& tree_;
+  std::vector<FileResult> results_;
+  std::atomic<size_t> next_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> files_done_{0};
+  std::atomic<uint64_t> bytes_done_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int workers_done_ = 0;  // Guarded by mu_.
+};
+
+int DefaultJobs() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 2 : static_cast<int>(std::min(n, 8u));
+}
+
+// Runs the workers, reporting progress from this thread.
+void RunWorkers(Run& run, int jobs, const SourceTree& tree, const WriterProgress& progress) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < jobs; ++t) threads.emplace_back([&run] { run.Work(); });
+  do {
+    if (progress) progress(run.files_done(), run.bytes_done(), tree.files.size(), tree.total_bytes);
+  } while (!run.WaitWorkers(jobs, std::chrono::milliseconds(100)));
+  for (auto& t : threads) t.join();
+  if (progress) progress(run.files_done(), run.bytes_done(), tree.files.size(), tree.total_bytes);
+}
+
+StatusOr<std::shared_ptr<const ResolvedBackup>> OpenBase(const BackupOptions& o) {
+  if (o.base.empty()) return std::shared_ptr<const ResolvedBackup>();
+  ResolveOptions r;
+  r.origins = true;  // For the new backup's resolved index.
+  auto chain = ResolvedBackup::Open(o.base, o.base_chain, r);
+  if (!chain.ok()) return chain.status().WithPrefix("base backup " + o.base + ": ");
+  return chain;
+}
+
+// `File('<base relative to the folder holding dest>')`, so a store can be moved as a whole.
+std::string BaseLocator(const std::string& base, const std::string& dest) {
+  fs::path b = fs::absolute(base).lexically_normal();
+  fs::path holder = fs::absolute(dest).lexically_normal().parent_path();
+  fs::path rel = b.lexically_relative(holder);
+  return FileLocator(rel.empty() ? b.string() : rel.string());
+}
+
+// The checksum algorithm of the new backup: the base's (a chain keeps one), else the option's.
+StatusOr<ChecksumAlgorithm> AlgorithmFor(const BackupOptions& o, const ResolvedBackup* base) {
+  const ChecksumAlgorithm alg =
+      base ? base->top().header().algorithm : o.algorithm.value_or(ChecksumAlgorithm::kXxh3);
+  if (o.algorithm && *o.algorithm != alg) {
+    return Status::InvalidArgument(std::string("the base uses ") + ChecksumAlgorithmName(alg) +
+                                   " checksums; a chain keeps one algorithm");
+  }
+  if (!o.timestamp.empty()) {
+    if (auto t = ParseBackupTime(o.timestamp); !t.ok()) {
+      return t.status().WithPrefix("--timestamp: ");
+    }
+  }
+  return alg;
+}
+
+ManifestHeader HeaderFor(const BackupOptions& o, const BackupSummary& s, const ResolvedBackup* base,
+                         const std::vector<FileEntry>& entries, ChecksumAlgorithm alg) {
+  ManifestHeader h;
+  h.timestamp = o.timestamp.empty() ? FormatCivil(NowCivil()) : o.timestamp;
+  h.uuid = s.uuid;
+  h.deduplicate_files = true;
+  h.algorithm = alg;
+  bool uses_base = false;
+  for (const auto& e : entries) uses_base |= e.uses_base();
+  if (uses_base) {
+    h.base_backup = BaseLocator(o.base, o.dest);
+    h.base_backup_uuid = base->top().header().uuid;
+  }
+  return h;
+}
+
+// Reads every source file, staging data files with the writer, and turns the results into
+// entries.
+StatusOr<std::vector<FileEntry>> ReadAll(const BackupOptions& o, const SourceTree& tree,
+                                         const SourceReadOptions& ro,
+                                         const WriterProgress& progress, BackupSummary* summary,
+                                         std::deque<std::string>& data_names) {
+  Run run(ro, tree);
+  RunWorkers(run, o.jobs > 0 ? o.jobs : DefaultJobs(), tree, progress);
+  RETURN_IF_ERROR(run.DestinationError());
+  SplitChangedLinks(tree, run.results(), &summary->warnings);
+  PlanInput plan{tree, run.results(), ro.base, *ro.writer, data_names};
+  return FinishEntries(plan, summary);
+}
+
+}  // namespace
+
+StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress& progress) {
+  ASSIGN_OR_RETURN(auto base, OpenBase(o));
+  ASSIGN_OR_RETURN(const ChecksumAlgorithm alg, AlgorithmFor(o, base.get()));
+  UniqueFd src(::open(o.source.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));
+  if (!src) return Status::IOError("open source folder " + o.source, errno);
+  ASSIGN_OR_RETURN(SourceTree tree, WalkSource(src.get()));
+  BackupSummary summary;
+  summary.uuid = NewUuid();
+  std::string notice;
+  const std::shared_ptr<const Storage> storage =
+      o.storage ? o.storage : std::shared_ptr<const Storage>(LocalStorage::Create(1));
+  ASSIGN_OR_RETURN(auto writer, storage->StartBackup(o.dest, summary.uuid, &notice));
+  if (!notice.empty()) summary.warnings.push_back(notice);
+  summary.warnings.insert(summary.warnings.end(), tree.warnings.begin(), tree.warnings.end());
+  summary.missing = tree.missing;
+  const SourceReadOptions ro{src.get(),
+                             writer.get(),
+                             alg,
+                             base ? &base->top().manifest() : nullptr,
+                             o.files_cache,
+                             o.max_retries,
+                             &o.immutable_globs};
+  std::deque<std::string> data_names;
+  ASSIGN_OR_RETURN(std::vector<FileEntry> entries,
+                   ReadAll(o, tree, ro, progress, &summary, data_names));
+  const ManifestHeader h = HeaderFor(o, summary, base.get(), entries, alg);
+  std::vector<Node> nodes;
+  for (const SourceNode& n : tree.nodes) nodes.push_back({n.type, n.name, n.target, n.meta});
+  summary.nodes = nodes.size();
+  std::string xml;
+  RETURN_IF_ERROR(RenderManifest(h, entries, &xml, nodes, summary.missing));
+  RETURN_IF_ERROR(writer->Finish(xml));
+  if (base) {  // Only a quicker open: a backup without it is complete.
+    ChainOptions self;
+    self.storage = storage;
+    self.cache = o.base_chain.cache;
+    Status s = WriteResolvedIndex(o.dest, *base, self);
+    if (!s.ok()) summary.warnings.push_back("no resolved index kept: " + s.ToString());
+  }
+  return summary;
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,62 @@
+// SnapshotWriter: `stitch backup`. A full or incremental backup of a folder tree, with
+// ClickHouse's rules per file (name lookup in the base, prefix verified by checksum, rename
+// detection by (size, checksum), dedup inside the backup) and POSIX metadata kept in manifest
+// extensions ClickHouse ignores. Only bytes [base_size, size) of a file are ever written.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/base/checksum.h"
+#include "engine/format/manifest.h"
+#include "engine/read/chain_options.h"
+#include "engine/storage/storage.h"
+
+namespace stitchfs::engine {
+
+struct BackupOptions {
+  std::string source;
+  std::string dest;
+  std::string base;                          // Folder of the base backup; empty for a full backup.
+  ChainOptions base_chain;                   // How the base's own bases are found.
+  std::vector<std::string> immutable_globs;  // fnmatch patterns on entry names.
+  std::optional<ChecksumAlgorithm> algorithm;  // Default: the base's, else XXH3.
+  int jobs = 0;                                // Files read at once; 0 = a default for the machine.
+  bool files_cache = false;  // Trust unchanged size+mtime+ctime+inode against the base.
+  int max_retries = 3;       // Re-reads of a file that changes while read.
+  std::string timestamp;     // "YYYY-MM-DD hh:mm:ss" to record; empty = now (local time).
+  std::shared_ptr<const Storage> storage;  // Where `dest` is; null: this machine's files.
+};
+
+struct BackupSummary {
+  std::string uuid;
+  uint64_t files = 0;       // Regular files in the backup.
+  uint64_t nodes = 0;       // Directories and symlinks.
+  uint64_t total_size = 0;  // Their bytes.
+  uint64_t bytes_read = 0;
+  uint64_t bytes_stored = 0;            // Written into data files.
+  uint64_t bytes_from_base_whole = 0;   // Whole files taken from the base (same or renamed).
+  uint64_t bytes_from_base_prefix = 0;  // Prefixes taken from the base.
+  uint64_t bytes_deduplicated = 0;      // Not stored because another entry holds the content.
+  uint64_t files_unread = 0;            // Trusted by the files cache.
+  uint64_t data_files = 0;
+  std::vector<std::string> warnings;  // Skipped special files, hard links that changed.
+  std::vector<MissingFile> missing;   // Source files that could not be read (left out).
+};
+
+// Progress callback: files and bytes processed so far, and the totals.
+using WriterProgress =
+    std::function<void(uint64_t files, uint64_t bytes, uint64_t total_files, uint64_t total_bytes)>;
+
+// Writes the backup. The destination holds `.lock` while written; data files are synced and
+// `.backup` is written last, atomically. Any failure to write the destination (ENOSPC, EIO,
+// ...) fails the backup, and then nothing that opens as a backup is left. Source files that
+// vanish or cannot be read are left out: the backup completes, marked incomplete, listing them
+// (BackupSummary::missing, the manifest's <stitchfs_missing>). Errors: kBackupAlreadyExists,
+// kExpectedEndOfFile (an immutable file grew), kInvalidArgument, errors opening the base,
+// kIOError (source root, destination).
+StatusOr<BackupSummary> WriteBackup(const BackupOptions& options, const WriterProgress& progress);
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,162 @@
+#include "engine/write/source_read.h"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "engine/base/posix_file.h"
+#include "engine/format/data_file_name.h"
+
+namespace stitchfs::engine {
+namespace {
+
+Status Changed(const std::string& name, const char* how) {
+  return Status(ErrorCode::kIOError, "file " + name + " " + how + " while it was read", EAGAIN);
+}
+
+bool IsChanged(const Status& s) {
+  return s.code() == ErrorCode::kIOError && s.sys_errno() == EAGAIN;
+}
+
+const char* KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  return "not a regular file";
+}
+
+bool SameTimes(const struct stat& a, const struct stat& b) {
+  return a.st_size == b.st_size && FileTime::From(a.st_mtim) == FileTime::From(b.st_mtim) &&
+         FileTime::From(a.st_ctim) == FileTime::From(b.st_ctim);
+}
+
+class Reader {
+ public:
+  Reader(const SourceReadOptions& o, const SourceFile& f, size_t index)
+      : o_(o), f_(f), temp_name_(std::to_string(index)), immutable_(Immutable()) {}
+
+  FileResult Run() {
+    const std::optional<FileEntry> by_name = BaseByName();
+    FileResult r;
+    // The files cache decides from the walk's lstat, without opening the file.
+    if (by_name && f_.st.st_size > 0 && TrustBase(*by_name, &r)) return r;
+    for (int attempt = 0;; ++attempt) {
+      r = Attempt(by_name, attempt);
+      if (!IsChanged(r.status) || attempt >= o_.max_retries) break;
+      o_.writer->DropStaged(temp_name_).IgnoreError();  // Staged again by the next attempt.
+    }
+    return r;
+  }
+
+ private:
+  bool Immutable() const {
+    if (o_.immutable_globs == nullptr) return false;
+    for (const auto& g : *o_.immutable_globs) {
+      if (::fnmatch(g.c_str(), f_.name.c_str(), 0) == 0) return true;
+    }
+    return false;
+  }
+
+  std::optional<FileEntry> BaseByName() const {
+    if (o_.base == nullptr) return std::nullopt;
+    auto idx = o_.base->FindByName(f_.name);
+    return idx ? std::optional(o_.base->entry(*idx)) : std::nullopt;
+  }
+
+  // The files cache: an unchanged file (same size, mtime, ctime, inode) is the base's file.
+  bool TrustBase(const FileEntry& b, FileResult* r) const {
+    if (!o_.files_cache || !b.meta || b.size != static_cast<uint64_t>(f_.st.st_size)) return false;
+    const PosixMeta now = MetaFromStat(f_.st);
+    if (b.meta->mtime != now.mtime || b.meta->ctime != now.ctime || b.meta->ino != now.ino ||
+        b.meta->dev != now.dev) {
+      return false;
+    }
+    r->size = b.size;
+    r->pass.checksum = b.checksum;
+    r->pass.base_size = b.size;
+    r->pass.base_checksum = b.checksum;
+    r->unread = true;
+    r->meta = now;
+    return true;
+  }
+
+  // The bytes to back up. A mutable file that is still the file the walk saw and has not
+  // shrunk is taken at the walk's size, however much it grew since; otherwise (a retry, a
+  // replaced or shrunk file, an immutable one) at its size now.
+  uint64_t TargetSize(const struct stat& now, int attempt) const {
+    const bool same = now.st_ino == f_.st.st_ino && now.st_dev == f_.st.st_dev;
+    if (!immutable_ && attempt == 0 && same && now.st_size >= f_.st.st_size) {
+      return static_cast<uint64_t>(f_.st.st_size);
+    }
+    return static_cast<uint64_t>(now.st_size);
+  }
+
+  FileResult Attempt(const std::optional<FileEntry>& by_name, int attempt) {
+    FileResult r;
+    r.fault = PassFault::kSource;
+    auto fd = OpenBeneath(o_.source_fd, f_.name);
+    if (!fd.ok()) {
+      r.status = fd.status();
+      return r;
+    }
+    struct stat st;
+    if (::fstat(fd->get(), &st) != 0) {
+      r.status = Status::IOError("stat " + f_.name, errno);
+      return r;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      r.status = Status::InvalidArgument("it is now " + std::string(KindOf(st.st_mode)));
+      return r;
+    }
+    r.meta = MetaFromStat(st);
+    FilePassInput in;
+    in.fd = fd->get();
+    in.size = r.size = TargetSize(st, attempt);
+    in.name = f_.name;
+    in.algorithm = o_.algorithm;
+    if (by_name && by_name->size > 0) in.base = std::make_pair(by_name->size, by_name->checksum);
+    in.immutable = immutable_;
+    in.writer = o_.writer;
+    in.staged_id = temp_name_;
+    in.data_name = DataFileNameFor(f_.name);
+    auto pass = RunFilePass(in, &r.fault);
+    if (!pass.ok()) {
+      r.status = pass.status();
+      return r;
+    }
+    r.pass = *pass;
+    r.status = Verify(fd->get(), st, r);
+    r.fault = r.status.ok() ? PassFault::kNone : PassFault::kSource;
+    return r;
+  }
+
+  // The bytes backed up are the file's: if anything changed under the read, the prefix is read
+  // again and must hash the same.
+  Status Verify(int fd, const struct stat& before, const FileResult& r) const {
+    struct stat after;
+    if (::fstat(fd, &after) != 0) return Status::IOError("stat " + f_.name, errno);
+    if (static_cast<uint64_t>(after.st_size) < r.size) return Changed(f_.name, "shrank");
+    if (SameTimes(before, after) || r.size == 0) return Status::OK();
+    auto again = HashPrefix(fd, r.size, o_.algorithm, f_.name);
+    if (!again.ok()) return again.status();
+    if (*again != r.pass.checksum) return Changed(f_.name, "changed");
+    return Status::OK();
+  }
+
+  const SourceReadOptions& o_;
+  const SourceFile& f_;
+  const std::string temp_name_;
+  const bool immutable_;
+};
+
+}  // namespace
+
+FileResult ReadSourceFile(const SourceReadOptions& o, const SourceFile& f, size_t index) {
+  return Reader(o, f, index).Run();
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,131 @@
+#include "engine/write/source_tree.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "engine/base/posix_file.h"
+#include "engine/base/unique_fd.h"
+#include "engine/format/manifest_writer.h"
+
+namespace stitchfs::engine {
+namespace {
+
+struct DirCloser {
+  void operator()(DIR* d) const { ::closedir(d); }
+};
+
+std::string Join(const std::string& dir, const char* name) {
+  return dir.empty() ? std::string(name) : dir + "/" + name;
+}
+
+class Walker {
+ public:
+  explicit Walker(SourceTree* out) : out_(out) {}
+
+  // Visits folder `rel` beneath `root`; queues its sub-folders.
+  void Visit(int root, const std::string& rel) {
+    auto fd = rel.empty() ? StatusOr<UniqueFd>(UniqueFd(::fcntl(root, F_DUPFD_CLOEXEC, 0)))
+                          : OpenBeneath(root, rel, O_DIRECTORY);
+    if (!fd.ok()) return Missing(Shown(rel), fd.status());
+    std::unique_ptr<DIR, DirCloser> dir(::fdopendir(fd->get()));
+    if (!dir) return Missing(Shown(rel), Status::IOError("read folder", errno));
+    const int dfd = fd->release();  // Now owned by `dir`.
+    for (;;) {
+      errno = 0;
+      struct dirent* d = ::readdir(dir.get());
+      if (d == nullptr) break;
+      if (!std::strcmp(d->d_name, ".") || !std::strcmp(d->d_name, "..")) continue;
+      Entry(dfd, rel, d->d_name);
+    }
+    // A listing cut short would silently leave files out.
+    if (errno != 0) Missing(Shown(rel), Status::IOError("read folder", errno));
+  }
+
+  std::vector<std::string> pending;  // Folders still to visit.
+
+ private:
+  static std::string Shown(const std::string& rel) { return rel.empty() ? "." : rel; }
+  void Missing(const std::string& path, const Status& s) {
+    out_->missing.push_back({MakePrintable(path), ReasonOf(s)});
+  }
+
+  void Entry(int dfd, const std::string& rel, const char* name) {
+    const std::string path = Join(rel, name);
+    if (!CheckXmlText(path, "").ok()) {
+      return Missing(path, Status::InvalidArgument("its name has bytes a manifest cannot carry"));
+    }
+    struct stat st;
+    if (::fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return Missing(path, Status::IOError("stat", errno));
+    }
+    if (S_ISREG(st.st_mode)) {
+      out_->files.push_back({path, st});
+      out_->total_bytes += static_cast<uint64_t>(st.st_size);
+    } else if (S_ISDIR(st.st_mode)) {
+      out_->nodes.push_back({NodeType::kDir, path, "", MetaFromStat(st)});
+      pending.push_back(path);
+    } else if (S_ISLNK(st.st_mode)) {
+      Symlink(dfd, name, path, st);
+    } else {
+      out_->warnings.push_back("skipped " + path + " (not a file, folder or symlink)");
+    }
+  }
+
+  void Symlink(int dfd, const char* name, const std::string& path, const struct stat& st) {
+    std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
+    ssize_t n = ::readlinkat(dfd, name, target.data(), target.size());
+    if (n < 0) return Missing(path, Status::IOError("readlink", errno));
+    target.resize(static_cast<size_t>(n));
+    if (!CheckXmlText(target, "").ok()) {
+      return Missing(path, Status::InvalidArgument("its target has bytes a manifest cannot carry"));
+    }
+    out_->nodes.push_back({NodeType::kSymlink, path, target, MetaFromStat(st)});
+  }
+
+  SourceTree* out_;
+};
+
+}  // namespace
+
+std::string ReasonOf(const Status& s) {
+  if (s.code() == ErrorCode::kIOError && s.sys_errno() != 0) return std::strerror(s.sys_errno());
+  return s.message();
+}
+
+PosixMeta MetaFromStat(const struct stat& st) {
+  PosixMeta m;
+  m.mode = st.st_mode & 07777;
+  m.uid = st.st_uid;
+  m.gid = st.st_gid;
+  m.mtime = FileTime::From(st.st_mtim);
+  m.ctime = FileTime::From(st.st_ctim);
+  m.nlink =
+      S_ISREG(st.st_mode) ? static_cast<uint32_t>(std::min<nlink_t>(st.st_nlink, UINT32_MAX)) : 0;
+  m.ino = st.st_ino;
+  m.dev = st.st_dev;
+  return m;
+}
+
+StatusOr<SourceTree> WalkSource(int root_fd) {
+  SourceTree tree;
+  Walker walker(&tree);
+  walker.pending.push_back("");
+  while (!walker.pending.empty()) {
+    std::string rel = std::move(walker.pending.back());
+    walker.pending.pop_back();
+    walker.Visit(root_fd, rel);
+  }
+  std::sort(tree.files.begin(), tree.files.end(),
+            [](const SourceFile& a, const SourceFile& b) { return a.name < b.name; });
+  std::sort(tree.nodes.begin(), tree.nodes.end(),
+            [](const SourceNode& a, const SourceNode& b) { return a.name < b.name; });
+  return tree;
+}
+
+}  // namespace stitchfs::engine
