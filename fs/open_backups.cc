@@ -5,7 +5,8 @@
 namespace stitchfs::fs {
 
 OpenBackups::OpenBackups(std::string store, const StoreOptions& options, Log log)
-    : options_(options), index_(std::move(store), options.clock, std::move(log)) {
+    : options_(options),
+      index_(std::move(store), options.clock, std::move(log), options.chain.storage) {
   Rescan(/*force=*/true);
 }
 

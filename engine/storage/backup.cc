@@ -36,11 +36,10 @@ StatusOr<std::shared_ptr<const Backup>> Backup::Open(const Storage& storage, con
   return std::shared_ptr<const Backup>(new Backup(std::move(folder), std::move(manifest), id));
 }
 
-StatusOr<ManifestHeader> ReadBackupHeader(const std::string& dir, ManifestIdentity* id,
-                                          FolderIdentity* folder_id) {
-  auto storage = LocalStorage::Create(1);
-  ASSIGN_OR_RETURN(auto folder, storage->OpenFolder(dir));
-  ASSIGN_OR_RETURN(ManifestSource source, storage->OpenManifest(*folder));
+StatusOr<ManifestHeader> ReadBackupHeader(const Storage& storage, const std::string& dir,
+                                          ManifestIdentity* id, FolderIdentity* folder_id) {
+  ASSIGN_OR_RETURN(auto folder, storage.OpenFolder(dir));
+  ASSIGN_OR_RETURN(ManifestSource source, storage.OpenManifest(*folder));
   *id = source.identity;
   *folder_id = folder->identity();
   return ReadManifestHeader(*source.bytes, folder->path());

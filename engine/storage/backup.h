@@ -16,11 +16,11 @@
 
 namespace stitchfs::engine {
 
-// The header of the backup in `dir` (what listing a store needs), read with Backup::Open's
-// rules for opening `.backup`; `*id` receives the identity of what was read, `*folder` that
-// of the folder. Errors: those of Backup::Open for the header.
-StatusOr<ManifestHeader> ReadBackupHeader(const std::string& dir, ManifestIdentity* id,
-                                          FolderIdentity* folder);
+// The header of the backup in `dir` (what listing a store needs), read through `storage` with
+// Backup::Open's rules for opening `.backup`; `*id` receives the identity of what was read,
+// `*folder` that of the folder. Errors: those of Backup::Open for the header.
+StatusOr<ManifestHeader> ReadBackupHeader(const Storage& storage, const std::string& dir,
+                                          ManifestIdentity* id, FolderIdentity* folder);
 
 // The identity of `dir`/.backup now, or nullopt if there is no regular file of that name (a
 // symlink, a FIFO or a folder named `.backup` is not a manifest). Never blocks.

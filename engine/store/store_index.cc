@@ -5,6 +5,8 @@
 #include <set>
 #include <tuple>
 
+#include "engine/storage/local_storage.h"
+
 namespace stitchfs::engine {
 namespace {
 
@@ -39,8 +41,10 @@ class ScanGuard {
 
 }  // namespace
 
-StoreIndex::StoreIndex(std::string store, Clock clock, Log log)
+StoreIndex::StoreIndex(std::string store, Clock clock, Log log,
+                       std::shared_ptr<const Storage> storage)
     : store_(std::move(store)),
+      storage_(storage ? std::move(storage) : LocalStorage::Create(1)),
       clock_(clock ? std::move(clock) : Clock(SystemNs)),
       log_(std::move(log)),
       created_ns_(clock_()),
@@ -59,7 +63,7 @@ StoreChanges StoreIndex::Rescan(std::unique_lock<std::mutex>& lock, bool force) 
 std::optional<std::vector<StoreIndex::Scanned>> StoreIndex::Scan(
     std::unique_lock<std::mutex>& lock) {
   lock.unlock();
-  auto folders = ScanStore(store_);
+  auto folders = storage_->ScanStore(store_);
   if (!folders.ok()) {
     if (log_) log_(folders.status().ToString());
     lock.lock();
@@ -75,7 +79,7 @@ std::optional<std::vector<StoreIndex::Scanned>> StoreIndex::Scan(
     lock.unlock();
     if (!s.known) {
       FolderIdentity folder;
-      s.header = ReadBackupHeader(s.folder.path, &s.folder.manifest, &folder);
+      s.header = ReadBackupHeader(*storage_, s.folder.path, &s.folder.manifest, &folder);
       if (s.header.ok() && folder != s.folder.folder) {
         s.header = Status::BackupNotFound("Backup " + s.folder.path + " changed while read");
       }

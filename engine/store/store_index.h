@@ -66,7 +66,9 @@ class StoreIndex {
 
   // An empty index of the store at `store`; the first Rescan fills it. `clock` (default: the
   // system clock) times rescans and changes; `log` receives a line when the store cannot be read.
-  explicit StoreIndex(std::string store, Clock clock = {}, Log log = {});
+  // The store is read through `storage` (default: this machine's files).
+  explicit StoreIndex(std::string store, Clock clock = {}, Log log = {},
+                      std::shared_ptr<const Storage> storage = nullptr);
 
   // Reads the store and merges what it finds, if kRescanNs have passed since the last scan
   // (always with `force`, or the first time), unless another thread is scanning right now. A
@@ -130,6 +132,7 @@ class StoreIndex {
   uint64_t Newest(CivilSeconds limit) const;
 
   const std::string store_;
+  const std::shared_ptr<const Storage> storage_;
   const Clock clock_;
   const Log log_;
   std::deque<StoreSlot> slots_;                                 // [k - 1]; references stay valid.
