@@ -9,20 +9,18 @@
 namespace stitchfs::engine {
 
 class BackupCache;
-class FdCache;
 class ManifestCache;
 class Storage;
 
 struct ChainOptions {
-  // Where the backups are; null: this machine's file systems (a LocalStorage over `fd_cache`,
-  // or over its own cache of `max_open_files` data files).
+  // Where the backups are; null: this machine's file systems (a LocalStorage with its own
+  // cache of `max_open_files` data files).
   std::shared_ptr<const Storage> storage;
   std::map<std::string, std::string> disks;  // Disk('NAME', ...) -> folder (--disk NAME=DIR).
   std::string base_override;                 // --base DIR: the top backup's base, if set.
   size_t max_depth = 100000;                 // Longest chain accepted.
   size_t max_open_files = 0;                 // Data files kept open; 0 = DefaultFdCapacity().
   std::shared_ptr<BackupCache> backups;      // Share opened backups between chains (optional).
-  std::shared_ptr<FdCache> fd_cache;         // Share open data files between chains (optional).
   // Parsed manifests and resolved indexes kept across runs (the front ends pass the per-user
   // one, ManifestCache::Default()); none if null.
   const ManifestCache* cache = nullptr;

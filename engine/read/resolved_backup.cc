@@ -194,8 +194,7 @@ StatusOr<std::shared_ptr<const ResolvedBackup>> ResolvedBackup::Open(const std::
                                                                      const ResolveOptions& r) {
   ChainOptions local = options;
   if (!local.storage) {
-    local.storage = options.fd_cache ? std::make_shared<const LocalStorage>(options.fd_cache)
-                                     : LocalStorage::Create(options.max_open_files);
+    local.storage = LocalStorage::Create(options.max_open_files);
   }
   ASSIGN_OR_RETURN(std::unique_ptr<ResolvedBackup> out, OpenChain(dir, local, r));
   return std::shared_ptr<const ResolvedBackup>(std::move(out));
