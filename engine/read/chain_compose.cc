@@ -179,7 +179,7 @@ class ChainComposer {
   void ComposeExtents(ResolvedBackup& out, const ResolvedBackup& base) const;
   static void ComposeOrigins(ResolvedBackup& out, const ResolvedBackup& base);
 
-  static constexpr size_t kHoldBytes = 64 << 20;
+  static constexpr size_t kHoldBytes = 8 << 20;
 
   const ChainOptions& o_;
   const bool remember_top_;

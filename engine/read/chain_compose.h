@@ -1,7 +1,7 @@
 // Opening a backup's chain in time independent of its depth. A backup with a valid resolved
 // index (ResolvedIndex: its own `.stitchfs/index`, or one in the per-user cache) opens from it.
 // Otherwise its base is opened that way first (recursively, holding the manifests above only
-// within a budget of 64 MiB while the base opens), and the backup is composed from the base's
+// within a budget of 8 MiB while the base opens), and the backup is composed from the base's
 // resolved form and its own manifest: each of its files that reads from the base takes the extents
 // of the base's file it extends, plus its own tail. Each level composed so is kept in the per-user
 // cache, so the next open of it or of any backup above it is quick. Chains beyond kMaxCompose
