@@ -37,9 +37,10 @@ days="" files="" runs="" keep="" build_dir="" quick=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
-    --keep) keep=$2; shift ;;
-    --build) build_dir=$2; shift ;;
-    --runs) runs=$2; shift ;;
+    --keep|--build|--runs)
+      [ $# -ge 2 ] || { echo "open_depth.sh: $1 needs a value" >&2; exit 2; }
+      case "$1" in --keep) keep=$2 ;; --build) build_dir=$2 ;; --runs) runs=$2 ;; esac
+      shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "open_depth.sh: unknown option $1" >&2; exit 2 ;;
     *) if [ -z "$days" ]; then days=$1; elif [ -z "$files" ]; then files=$1; else
@@ -105,6 +106,9 @@ mt_tables=40
 touched=$((log_tables < 35 ? log_tables : 35))  # Log tables written to each day
 parts=$(((files - log_tables * 10 - log_tables - mt_tables - 1) / 10))
 log_dir() { echo "store/db_$(($1 % 5))/log_$1"; }
+# Day D's new parts are block new_block+D, above every part of day 1 (all_1_1_0 up to
+# all_N_N_0, N = parts / mt_tables + 1): 1000+D unless FILES is in the hundreds of thousands.
+new_block=$((parts / mt_tables + 1 > 1000 ? parts / mt_tables + 1 : 1000))
 # The file read at every depth: a column of the Log table written to on the last day (written
 # to every log_tables/touched days before that, and present since day 1).
 probe_table=$(((deepest * touched) % log_tables))
@@ -174,8 +178,8 @@ change_day() {
     # Three new parts a day, one of them under a temporary name until the next day.
     for j in 0 1 2; do
       m=$(((d * 3 + j) % mt_tables))
-      p="store/db_$((m % 5))/mt_$m/all_$((1000 + d))_$((1000 + d))_$j"
-      [ "$j" = 2 ] && p="store/db_$((m % 5))/mt_$m/tmp_insert_all_$((1000 + d))_$((1000 + d))_$j"
+      p="store/db_$((m % 5))/mt_$m/all_$((new_block + d))_$((new_block + d))_$j"
+      [ "$j" = 2 ] && p="store/db_$((m % 5))/mt_$m/tmp_insert_all_$((new_block + d))_$((new_block + d))_$j"
       mkdir -p "$S/$p"
       c=0
       for f in checksums.txt columns.txt count.txt primary.idx id.bin id.mrk2 ts.bin ts.mrk2 value.bin value.mrk2; do
@@ -188,8 +192,9 @@ change_day() {
   # Renames: yesterday's temporary part gets its final name; one table's .sql is renamed.
   m=$((((d - 1) * 3 + 2) % mt_tables))
   p="$S/store/db_$((m % 5))/mt_$m"
-  if [ -d "$p/tmp_insert_all_$((999 + d))_$((999 + d))_2" ]; then
-    mv "$p/tmp_insert_all_$((999 + d))_$((999 + d))_2" "$p/all_$((999 + d))_$((999 + d))_2"
+  if [ -d "$p/tmp_insert_all_$((new_block + d - 1))_$((new_block + d - 1))_2" ]; then
+    mv "$p/tmp_insert_all_$((new_block + d - 1))_$((new_block + d - 1))_2" \
+      "$p/all_$((new_block + d - 1))_$((new_block + d - 1))_2"
   fi
   m=$((d % mt_tables))
   if [ -e "$S/metadata/db_$((m % 5))/mt_$m.sql" ]; then
@@ -216,8 +221,10 @@ build_chain() {
   t0=$(now)
   make_tree
   # The backups' own opens of their bases use a manifest cache of their own, removed after.
+  : >"$chain/backup-times"
   for d in $(seq 1 "$days"); do
-    [ "$d" -gt 1 ] && change_day "$d"
+    # (Not `[ ... ] && change_day`: errexit is off in a function called from an && list.)
+    if [ "$d" -gt 1 ]; then change_day "$d"; fi
     ts=$(date -u -d "2025-01-01 +$((d - 1)) days" '+%F 03:00:00')
     base=()
     [ -n "$prev" ] && base=(--base "$chain/store/$prev" --files-cache)
@@ -226,7 +233,10 @@ build_chain() {
       "${base[@]}" --timestamp "$ts" >"$chain/backup.log" 2>&1 || { cat "$chain/backup.log" >&2; exit 1; }
     last_s=$(since "$t1")
     prev=$(day_name "$d")
-    [ $((d % progress)) = 0 ] && echo "open_depth:   day $d of $days, $(since "$t0") s" >&2
+    echo "$d $last_s $(since "$t0")" >>"$chain/backup-times"  # day, its backup, elapsed (s)
+    if [ $((d % progress)) = 0 ] || [ "$d" = "$days" ]; then
+      echo "open_depth:   day $d of $days, $(since "$t0") s (that day's backup: $last_s s)" >&2
+    fi
   done
   rm -rf "$chain/build-cache"
   {
@@ -394,8 +404,8 @@ for d in $depths; do
 done
 # Every manifest of the chain in the cache, then the later opens, interleaved.
 "$STITCH" cat "$STORE/$(day_name "$deepest")" "$FILE" >/dev/null
-cache_mb=$(du -sm "$STITCH_CACHE_DIR" 2>/dev/null | cut -f1)
-cache_mb=${cache_mb:-0}
+cache_mb=0  # (a chain of small manifests may leave no cache folder at all)
+[ -d "$STITCH_CACHE_DIR" ] && cache_mb=$(du -sm "$STITCH_CACHE_DIR" | cut -f1)
 echo "open_depth: later opens (manifest cache filled), $runs runs" >&2
 for _ in $(seq "$runs"); do
   for d in $depths tiny; do
