@@ -92,9 +92,10 @@ run=$(mktemp -d "$work/run.XXXXXX")
 M=$run/mnt
 mkdir -p "$M"
 cleanup() {
-  mountpoint -q "$M" 2>/dev/null && fusermount3 -u "$M"
-  rm -rf "$run"
-  [ -n "$keep" ] || rm -rf "$work"
+  # A mount still busy (something reading under $M) is detached lazily; rm never enters a mount.
+  if mountpoint -q "$M" 2>/dev/null; then fusermount3 -u "$M" 2>/dev/null || fusermount3 -u -z "$M" || true; fi
+  rm -rf --one-file-system "$run"
+  if [ -z "$keep" ]; then rm -rf --one-file-system "$work"; fi
 }
 trap cleanup EXIT
 
@@ -282,7 +283,12 @@ state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null || echo X; }
 # unmount PID: unmounts $M and waits for the daemon to end (gone, or a zombie: whatever reaps
 # orphans here may take its time).
 unmount() {
-  fusermount3 -u "$M"
+  local i
+  for i in $(seq 50); do  # (busy for a moment at most: only this script reads under $M)
+    fusermount3 -u "$M" 2>/dev/null && break
+    [ "$i" -lt 50 ] || { echo "open_depth.sh: cannot unmount $M (busy: is a process reading there?)" >&2; return 1; }
+    sleep 0.1
+  done
   for _ in $(seq 1000); do
     case $(state "$1") in Z|X) return 0 ;; esac
     sleep 0.01
