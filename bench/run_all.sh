@@ -10,3 +10,4 @@ bash mount_read.sh
 bash mount_tree.sh
 bash store_year.sh
 bash store_memory.sh
+bash open_depth.sh
