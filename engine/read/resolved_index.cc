@@ -48,6 +48,7 @@ class Writer {
  public:
   template <typename T>
   void Put(const std::vector<T>& v) {
+    if (v.empty()) return;
     out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
   }
   void Put(std::string_view s) { out_.append(s); }
@@ -65,7 +66,7 @@ class Reader {
   bool Get(uint64_t n, std::vector<T>* v) {
     if (n > rest_.size() / sizeof(T)) return false;
     v->resize(n);
-    std::memcpy(v->data(), rest_.data(), n * sizeof(T));
+    if (n > 0) std::memcpy(v->data(), rest_.data(), n * sizeof(T));
     rest_.remove_prefix(n * sizeof(T));
     return true;
   }
