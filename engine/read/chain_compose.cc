@@ -116,10 +116,12 @@ class ChainComposer {
     auto base = Open(std::move(base_top), depth + 1);
     if (hold) held_ -= bytes;
     if (!base.ok()) return base.status();
-    if (!top) {
+    const bool reopened = !top;
+    if (reopened) {
       ASSIGN_OR_RETURN(top, OpenBackup(dir, o));
     }
-    RETURN_IF_ERROR(CheckChain(*top, **base, o));
+    // A manifest held throughout was checked against this base above.
+    RETURN_IF_ERROR(CheckChain(*top, **base, o, /*check_base=*/reopened));
     auto r = Compose(std::move(top), **base);
     if (depth > 0 || remember_top_) Remember(*r);
     return r;
@@ -160,8 +162,9 @@ class ChainComposer {
   }
 
   // `base` (resolved) may serve as the base of `top`: what it is, the depth, no loop.
-  static Status CheckChain(const Backup& top, const ResolvedBackup& base, const ChainOptions& o) {
-    RETURN_IF_ERROR(CheckBase(top, base.top()));
+  static Status CheckChain(const Backup& top, const ResolvedBackup& base, const ChainOptions& o,
+                           bool check_base = true) {
+    if (check_base) RETURN_IF_ERROR(CheckBase(top, base.top()));
     if (base.depth() + 1 > o.max_depth) {
       return Status::WrongBaseBackup(top.Prefix() + "the chain of base backups is longer than " +
                                      std::to_string(o.max_depth));
