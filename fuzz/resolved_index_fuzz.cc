@@ -84,7 +84,8 @@ const Chain& TheChain() {
     auto top = eng::Backup::Open(dir / "b2");
     Require(top.ok(), "open the top");
     c->top = *top;
-    auto good = eng::ResolvedIndex::Decode(c->index, c->top, c->options, true);
+    auto good =
+        eng::ResolvedIndex::Decode(eng::SharedBytes::Copy(c->index), c->top, c->options, true);
     Require(good.ok(), "the writer's index decodes", good.ok() ? "" : good.status().ToString());
     return c;
   }();
@@ -124,12 +125,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   if (mode == 2) {
-    const XXH128_hash_t h =
-        XXH3_128bits(index.data() + kHeaderBytes, index.size() - kHeaderBytes);
+    const XXH128_hash_t h = XXH3_128bits(index.data() + kHeaderBytes, index.size() - kHeaderBytes);
     std::memcpy(&index[kHashAt], &h.high64, 8);
     std::memcpy(&index[kHashAt + 8], &h.low64, 8);
   }
-  auto r = stitchfs::engine::ResolvedIndex::Decode(index, c.top, c.options, true);
+  auto r = stitchfs::engine::ResolvedIndex::Decode(stitchfs::engine::SharedBytes::Copy(index),
+                                                   c.top, c.options, true);
   if (r.ok()) Check(**r);
   return 0;
 }

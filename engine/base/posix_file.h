@@ -22,11 +22,11 @@ StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extr
 // following a symlink. kIOError naming the folder on failure (ELOOP/ENOTDIR for a symlink).
 StatusOr<UniqueFd> MakeDirsBeneath(int root, std::string_view rel);
 
-// Reads `[offset, offset + dst.size())` of `fd` completely; kBackupDamaged if the file ends first.
 // Writes all of `data` at the fd's position (retrying short writes and EINTR); kIOError naming
 // `what` otherwise.
 Status WriteFully(int fd, std::string_view data, const std::string& what);
 
+// Reads `[offset, offset + dst.size())` of `fd` completely; kBackupDamaged if the file ends first.
 Status PreadFully(int fd, uint64_t offset, std::span<char> dst, const std::string& display_name);
 
 }  // namespace stitchfs::engine

@@ -85,6 +85,8 @@ class Manifest {
   size_t num_entries() const { return entries_.size(); }
   // REQUIRES: i < num_entries(). Entries are in manifest order.
   FileEntry entry(size_t i) const;
+  // The name of entry `i` (REQUIRES: i < num_entries()); entry(i).name, without the rest.
+  std::string_view name(size_t i) const { return {entries_[i].name, entries_[i].name_len}; }
 
   // The first entry (in manifest order) named `name`.
   std::optional<size_t> FindByName(std::string_view name) const;

@@ -36,15 +36,14 @@ ResolveOptions Full() {
   return r;
 }
 
-// Origins as `ro` asks: none, or stopped at the first base `ro.origin_ok` refuses (at the
-// level above it, found by name in that level's manifest: one more manifest read).
-void ApplyOrigins(ResolvedBackup& r, std::vector<ResolvedBackup::Origin>& origins,
-                  const ResolveOptions& ro, const ChainOptions& o) {
-  if (!ro.origins) {
-    origins = {};
-    return;
-  }
-  if (!ro.origin_ok || origins.empty()) return;
+// The origins of `r` as `ro` asks: none, or stopped at the first base `ro.origin_ok` refuses
+// (at the level above it, found by name in that level's manifest: one more manifest read);
+// nullopt when they stay as they are.
+std::optional<std::vector<ResolvedBackup::Origin>> OriginsAsAsked(
+    const ResolvedBackup& r, std::span<const ResolvedBackup::Origin> all, const ResolveOptions& ro,
+    const ChainOptions& o) {
+  if (!ro.origins) return std::vector<ResolvedBackup::Origin>();
+  if (!ro.origin_ok || all.empty()) return std::nullopt;
   size_t stop = 0;
   for (size_t j = 1; j < r.depth() && stop == 0; ++j) {
     ManifestHeader h;
@@ -52,20 +51,22 @@ void ApplyOrigins(ResolvedBackup& r, std::vector<ResolvedBackup::Origin>& origin
     h.timestamp = r.level(j).timestamp;
     if (!ro.origin_ok(h)) stop = j;
   }
-  if (stop == 0) return;
+  if (stop == 0) return std::nullopt;
   std::shared_ptr<const Backup> above;
   if (stop > 1) {
     auto b = OpenBackup(r.level(stop - 1).path(), o);
     if (b.ok() && (*b)->identity() == r.level(stop - 1).manifest) above = std::move(*b);
   }
   const Manifest& m = r.top().manifest();
+  std::vector<ResolvedBackup::Origin> origins(all.begin(), all.end());
   for (uint32_t i = 0; i < origins.size(); ++i) {
     if (origins[i].level < stop) continue;
-    auto at = above ? above->manifest().FindByName(m.entry(i).name) : std::nullopt;
+    auto at = above ? above->manifest().FindByName(m.name(i)) : std::nullopt;
     origins[i] =
         at ? ResolvedBackup::Origin{static_cast<uint32_t>(stop - 1), static_cast<uint32_t>(*at)}
            : ResolvedBackup::Origin{0, i};
   }
+  return origins;
 }
 
 }  // namespace
@@ -79,7 +80,9 @@ class ChainComposer {
     ASSIGN_OR_RETURN(std::shared_ptr<const Backup> top, OpenBackup(dir, options));
     if (r.prefixes) return ResolvedBackup::Walk(std::move(top), options, r);
     ASSIGN_OR_RETURN(auto out, ChainComposer(options, true).Open(std::move(top), 0));
-    ApplyOrigins(*out, out->origins_, r, options);
+    if (auto origins = OriginsAsAsked(*out, out->origins_, r, options)) {
+      out->SetOrigins(std::move(*origins));
+    }
     return out;
   }
 
@@ -179,8 +182,10 @@ class ChainComposer {
 
   std::unique_ptr<ResolvedBackup> Compose(std::shared_ptr<const Backup> top,
                                           const ResolvedBackup& base) const;
-  void ComposeExtents(ResolvedBackup& out, const ResolvedBackup& base) const;
-  static void ComposeOrigins(ResolvedBackup& out, const ResolvedBackup& base);
+  static void ComposeExtents(const Manifest& m, const ResolvedBackup& base,
+                             ResolvedBackup::Tables& t);
+  static void ComposeOrigins(const Manifest& m, const ResolvedBackup& base,
+                             ResolvedBackup::Tables& t);
 
   static constexpr size_t kHoldBytes = 8 << 20;
 
@@ -199,21 +204,23 @@ std::unique_ptr<ResolvedBackup> ChainComposer::Compose(std::shared_ptr<const Bac
                           CivilToEpochSeconds(b.header().time), b.identity(),
                           b.header().base_backup});
   out->levels_.insert(out->levels_.end(), base.levels_.begin(), base.levels_.end());
-  ComposeExtents(*out, base);
-  ComposeOrigins(*out, base);
+  ResolvedBackup::Tables t;
+  ComposeExtents(b.manifest(), base, t);
+  ComposeOrigins(b.manifest(), base, t);
+  out->Adopt(std::move(t));
   return out;
 }
 
 // Each file that extends a file of the base: that file's extents, one level down, then its
 // own tail.
-void ChainComposer::ComposeExtents(ResolvedBackup& out, const ResolvedBackup& base) const {
-  const Manifest& m = out.top_->manifest();
+void ChainComposer::ComposeExtents(const Manifest& m, const ResolvedBackup& base,
+                                   ResolvedBackup::Tables& t) {
   const Manifest& bm = base.top().manifest();
   std::unordered_map<uint64_t, uint32_t> ids;  // The base's data file key -> ours.
   const size_t n = m.num_entries();
-  out.first_extent_.assign(n + 1, 0);
-  for (size_t i = 0; i < n; ++i) {
-    out.first_extent_[i] = static_cast<uint32_t>(out.extents_.size());
+  t.first_extent.assign(n + 1, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    t.first_extent[i] = static_cast<uint32_t>(t.extents.size());
     const FileEntry e = m.entry(i);
     if (e.size == 0 || !m.IsContentRep(i) || !e.uses_base()) continue;
     const size_t b = *bm.FindByContent(e.base_size, e.base_checksum);  // CheckBase saw it.
@@ -221,41 +228,39 @@ void ChainComposer::ComposeExtents(ResolvedBackup& out, const ResolvedBackup& ba
     for (const ResolvedBackup::FlatExtent& x : base.Extents(b)) {
       const bool own = x.file == ResolvedBackup::kOwnFile;
       const uint64_t key = own ? brep : (uint64_t{1} << 32) | x.file;
-      auto [it, inserted] = ids.emplace(key, static_cast<uint32_t>(out.files_.size()));
+      auto [it, inserted] = ids.emplace(key, static_cast<uint32_t>(t.files.size()));
       if (inserted) {
-        const std::string_view name =
-            own ? bm.entry(brep).data_file
-                : std::string_view(base.names_)
-                      .substr(base.files_[x.file].offset, base.files_[x.file].length);
-        out.files_.push_back({x.level + 1, static_cast<uint32_t>(out.names_.size()),
-                              static_cast<uint32_t>(name.size())});
-        out.names_ += name;
+        const std::string_view name = own ? bm.entry(brep).data_file : base.FileName(x.file);
+        if (name == m.name(i)) {
+          t.files.push_back({x.level + 1, i, ResolvedBackup::kEntryName});
+        } else {
+          t.files.push_back({x.level + 1, static_cast<uint32_t>(t.names.size()),
+                             static_cast<uint32_t>(name.size())});
+          t.names += name;
+        }
       }
-      out.extents_.push_back({it->second, x.level + 1, x.length});
+      t.extents.push_back({it->second, x.level + 1, x.length});
     }
-    if (e.has_data_file()) out.extents_.push_back({ResolvedBackup::kOwnFile, 0, e.stored_size()});
+    if (e.has_data_file()) t.extents.push_back({ResolvedBackup::kOwnFile, 0, e.stored_size()});
   }
-  out.first_extent_[n] = static_cast<uint32_t>(out.extents_.size());
-  if (out.extents_.empty()) out.first_extent_.clear();
-  out.first_extent_.shrink_to_fit();
-  out.extents_.shrink_to_fit();
-  out.names_.shrink_to_fit();
+  t.first_extent[n] = static_cast<uint32_t>(t.extents.size());
+  if (t.extents.empty()) t.first_extent.clear();
 }
 
 // A file unchanged since the base (same name, bytes, attributes) has the base file's origin.
-void ChainComposer::ComposeOrigins(ResolvedBackup& out, const ResolvedBackup& base) {
-  const Manifest& m = out.top_->manifest();
+void ChainComposer::ComposeOrigins(const Manifest& m, const ResolvedBackup& base,
+                                   ResolvedBackup::Tables& t) {
   const Manifest& bm = base.top().manifest();
-  out.origins_.resize(m.num_entries());
+  t.origins.resize(m.num_entries());
   for (uint32_t i = 0; i < m.num_entries(); ++i) {
     const FileEntry e = m.entry(i);
     auto b = bm.FindByName(e.name);
     if (!b || !Unchanged(e, bm.entry(*b))) {
-      out.origins_[i] = {0, i};
+      t.origins[i] = {0, i};
       continue;
     }
     const ResolvedBackup::Origin o = base.origin(*b);
-    out.origins_[i] = {o.level + 1, o.entry};
+    t.origins[i] = {o.level + 1, o.entry};
   }
 }
 

@@ -84,11 +84,15 @@ class Resolver {
     }
     std::string key = std::to_string(level) + '/';
     key += e.data_file;
-    auto [it, inserted] = file_ids_.emplace(std::move(key), out_->files_.size());
+    auto [it, inserted] = file_ids_.emplace(std::move(key), t_.files.size());
     if (inserted) {
-      out_->files_.push_back({level, static_cast<uint32_t>(out_->names_.size()),
-                              static_cast<uint32_t>(e.data_file.size())});
-      out_->names_ += e.data_file;
+      if (e.data_file == out_->top_->manifest().name(rep)) {
+        t_.files.push_back({level, rep, ResolvedBackup::kEntryName});
+      } else {
+        t_.files.push_back({level, static_cast<uint32_t>(t_.names.size()),
+                            static_cast<uint32_t>(e.data_file.size())});
+        t_.names += e.data_file;
+      }
     }
     tagged_.push_back({rep, {it->second, level, e.stored_size()}});
   }
@@ -103,8 +107,8 @@ class Resolver {
       pending_.push_back({i, e.base_size, e.base_checksum});
     }
     if (r_.origins) {
-      out_->origins_.resize(m.num_entries());
-      for (uint32_t i = 0; i < m.num_entries(); ++i) out_->origins_[i] = {0, i};
+      t_.origins.resize(m.num_entries());
+      for (uint32_t i = 0; i < m.num_entries(); ++i) t_.origins[i] = {0, i};
     }
   }
 
@@ -126,7 +130,7 @@ class Resolver {
         const FileEntry a = child.entry(f.at);
         auto b = base.FindByName(a.name);
         if (!b || !Unchanged(a, base.entry(*b))) continue;
-        out_->origins_[f.entry] = {level, static_cast<uint32_t>(*b)};
+        t_.origins[f.entry] = {level, static_cast<uint32_t>(*b)};
         keep.push_back({f.entry, static_cast<uint32_t>(*b)});
       }
     }
@@ -139,20 +143,20 @@ class Resolver {
     std::stable_sort(tagged_.begin(), tagged_.end(), [](const Tagged& a, const Tagged& b) {
       return a.rep != b.rep ? a.rep < b.rep : a.x.level > b.x.level;
     });
-    if (tagged_.empty()) return;
-    const size_t n = out_->top_->manifest().num_entries();
-    out_->first_extent_.assign(n + 1, 0);
-    out_->extents_.reserve(tagged_.size());
-    size_t pos = 0;
-    for (size_t i = 0; i < n; ++i) {
-      out_->first_extent_[i] = static_cast<uint32_t>(pos);
-      for (; pos < tagged_.size() && tagged_[pos].rep == i; ++pos) {
-        out_->extents_.push_back(tagged_[pos].x);
+    if (!tagged_.empty()) {
+      const size_t n = out_->top_->manifest().num_entries();
+      t_.first_extent.assign(n + 1, 0);
+      t_.extents.reserve(tagged_.size());
+      size_t pos = 0;
+      for (size_t i = 0; i < n; ++i) {
+        t_.first_extent[i] = static_cast<uint32_t>(pos);
+        for (; pos < tagged_.size() && tagged_[pos].rep == i; ++pos) {
+          t_.extents.push_back(tagged_[pos].x);
+        }
       }
+      t_.first_extent[n] = static_cast<uint32_t>(pos);
     }
-    out_->first_extent_[n] = static_cast<uint32_t>(pos);
-    out_->names_.shrink_to_fit();
-    out_->files_.shrink_to_fit();
+    out_->Adopt(std::move(t_));
   }
 
   // The prefix keys, grouped by rep (they were recorded level by level).
@@ -176,6 +180,7 @@ class Resolver {
   const ChainOptions& o_;
   const ResolveOptions& r_;
   std::unique_ptr<ResolvedBackup> out_{new ResolvedBackup()};
+  ResolvedBackup::Tables t_;
   std::vector<std::pair<uint32_t, ContentKey>> prefixes_;  // (rep, key), level by level.
   std::unordered_map<std::string, uint32_t> file_ids_;
   std::vector<Tagged> tagged_;
@@ -200,6 +205,32 @@ StatusOr<std::shared_ptr<const ResolvedBackup>> ResolvedBackup::Open(const std::
   return std::shared_ptr<const ResolvedBackup>(std::move(out));
 }
 
+void ResolvedBackup::Adopt(Tables t) {
+  t.names.shrink_to_fit();
+  t.files.shrink_to_fit();
+  t.extents.shrink_to_fit();
+  auto kept = std::make_shared<const Tables>(std::move(t));
+  extents_ = kept->extents;
+  first_extent_ = kept->first_extent;
+  files_ = kept->files;
+  names_ = kept->names;
+  origins_ = kept->origins;
+  backing_ = std::move(kept);
+  origins_backing_.reset();
+}
+
+void ResolvedBackup::SetOrigins(std::vector<Origin> o) {
+  auto kept = std::make_shared<const std::vector<Origin>>(std::move(o));
+  origins_ = *kept;
+  origins_backing_ = std::move(kept);
+}
+
+std::string_view ResolvedBackup::FileName(uint32_t file) const {
+  const DataFileName& f = files_[file];
+  if (f.length == kEntryName) return top_->manifest().name(f.offset);
+  return names_.substr(f.offset, f.length);
+}
+
 size_t ResolvedBackup::Rep(size_t entry) const { return RepOf(top_->manifest(), entry); }
 
 std::vector<ResolvedBackup::FlatExtent> ResolvedBackup::Extents(size_t entry) const {
@@ -222,8 +253,7 @@ StatusOr<std::shared_ptr<const BackupDataFile>> ResolvedBackup::OpenDataFile(
   const uint64_t key = own ? rep : (uint64_t{1} << 32) | x.file;
   std::lock_guard<std::mutex> lock(mu_);
   if (auto cached = open_[key].lock()) return cached;
-  std::string name = own ? std::string(top_->manifest().entry(rep).data_file)
-                         : names_.substr(files_[x.file].offset, files_[x.file].length);
+  std::string name(own ? top_->manifest().entry(rep).data_file : FileName(x.file));
   ASSIGN_OR_RETURN(auto file, storage_->OpenDataFile(levels_[x.level].folder, name));
   open_[key] = file;
   if (++inserts_ % 1024 == 0) {  // Forget the files no reader holds any more.
@@ -302,9 +332,8 @@ BackupStats ResolvedBackup::Stats() const {
 }
 
 size_t ResolvedBackup::MemoryUsage() const {
-  return extents_.capacity() * sizeof(FlatExtent) + first_extent_.capacity() * 4 +
-         files_.capacity() * sizeof(DataFileName) + names_.capacity() +
-         origins_.capacity() * sizeof(Origin);
+  return extents_.size_bytes() + first_extent_.size_bytes() + files_.size_bytes() + names_.size() +
+         origins_.size_bytes();
 }
 
 }  // namespace stitchfs::engine

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -57,9 +58,12 @@ class ResolvedBackup {
     uint32_t level = 0;
     uint64_t length = 0;
   };
-  struct DataFileName {  // A base's data file: its level and its name in a string area.
+  // A base's data file: its level and its name, `length` bytes at `offset` of the string area,
+  // or (length kEntryName, most of them) the name of top entry `offset`.
+  struct DataFileName {
     uint32_t level, offset, length;
   };
+  static constexpr uint32_t kEntryName = UINT32_MAX;
   struct Origin {  // Entry `entry` of the backup at `level`.
     uint32_t level = 0;
     uint32_t entry = 0;
@@ -101,7 +105,7 @@ class ResolvedBackup {
   BackupStats Stats() const;
   // Where its backups are (data files are opened through it).
   const Storage& storage() const { return *storage_; }
-  // Heap bytes of the extents, data file names and origins (for measurements).
+  // Bytes of the extents, data file names and origins, in memory or mapped (for measurements).
   size_t MemoryUsage() const;
 
  private:
@@ -121,17 +125,32 @@ class ResolvedBackup {
                                                                const FlatExtent& x) const;
   Status AboutEntry(size_t entry, const Status& s) const;  // s, prefixed with backup and entry.
 
+  // The tables as a resolver builds them (see the views below).
+  struct Tables {
+    std::vector<FlatExtent> extents;
+    std::vector<uint32_t> first_extent;
+    std::vector<DataFileName> files;
+    std::string names;
+    std::vector<Origin> origins;
+  };
+  void Adopt(Tables t);                            // The views show `t`, kept in backing_.
+  void SetOrigins(std::vector<Origin> o);          // origins_ shows `o`.
+  std::string_view FileName(uint32_t file) const;  // REQUIRES: file < files_.size().
+
   std::shared_ptr<const Backup> top_;
   std::shared_ptr<const Storage> storage_;
   std::vector<Level> levels_;
+  // The tables are views of memory that backing_ keeps alive: Tables a resolver built, or the
+  // bytes of a resolved index (read, or mapped from the per-user cache), used in place.
+  std::shared_ptr<const void> backing_, origins_backing_;
   // Only files that read from a base have extents here ([first_extent_[rep],
   // first_extent_[rep + 1])); the others are their own data file, whole. Level-0 data files are
   // named by the manifest; the bases' ones by files_ (so a full backup costs nothing here).
-  std::vector<FlatExtent> extents_;
-  std::vector<uint32_t> first_extent_;  // [entry], [num_entries]; empty if extents_ is.
-  std::vector<DataFileName> files_;
-  std::string names_;
-  std::vector<Origin> origins_;  // Empty without ResolveOptions::origins.
+  std::span<const FlatExtent> extents_;
+  std::span<const uint32_t> first_extent_;  // [entry], [num_entries]; empty if extents_ is.
+  std::span<const DataFileName> files_;
+  std::string_view names_;
+  std::span<const Origin> origins_;  // Empty without ResolveOptions::origins.
   // With ResolveOptions::prefixes: the base prefixes of rep `r` are
   // prefix_keys_[first_prefix_[r], first_prefix_[r + 1]).
   std::vector<ContentKey> prefix_keys_;

@@ -4,16 +4,16 @@
 
 #include <cstddef>
 #include <cstring>
+#include <span>
 #include <type_traits>
 
-#include "engine/base/path_check.h"
 #include "engine/read/chain_walk.h"
 
 namespace stitchfs::engine {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'F', 'S', 'I', 'D', 'X', '\0'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: tables 8-byte aligned, names of entries by reference.
 constexpr uint32_t kEndian = 0x01020304;
 
 struct Header {
@@ -44,36 +44,45 @@ using Origin = ResolvedBackup::Origin;
 static_assert(std::is_trivially_copyable_v<FlatExtent> && sizeof(FlatExtent) == 16);
 static_assert(std::is_trivially_copyable_v<Origin> && sizeof(Origin) == 8);
 
+constexpr size_t kAlign = 8;  // Every table starts at a multiple of this.
+size_t Padding(size_t n) { return (kAlign - n % kAlign) % kAlign; }
+
+// Writes tables, each padded to kAlign.
 class Writer {
  public:
   template <typename T>
-  void Put(const std::vector<T>& v) {
-    if (v.empty()) return;
-    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  void Put(std::span<const T> v) {
+    Put(std::string_view(reinterpret_cast<const char*>(v.data()), v.size_bytes()));
   }
-  void Put(std::string_view s) { out_.append(s); }
+  void Put(std::string_view s) {
+    out_.append(s);
+    out_.append(Padding(s.size()), '\0');
+  }
   std::string& out() { return out_; }
 
  private:
   std::string out_;
 };
 
-// Reads records in order, each within the bytes given.
+// Views tables in order, each within the bytes given (which start aligned), none copied.
 class Reader {
  public:
   explicit Reader(std::string_view bytes) : rest_(bytes) {}
   template <typename T>
-  bool Get(uint64_t n, std::vector<T>* v) {
-    if (n > rest_.size() / sizeof(T)) return false;
-    v->resize(n);
-    if (n > 0) std::memcpy(v->data(), rest_.data(), n * sizeof(T));
-    rest_.remove_prefix(n * sizeof(T));
+  bool Get(uint64_t n, std::span<const T>* v) {
+    static_assert(alignof(T) <= kAlign && std::is_trivially_copyable_v<T>);
+    std::string_view s;
+    if (n > rest_.size() / sizeof(T) || !Get(n * sizeof(T), &s)) return false;
+    *v = {reinterpret_cast<const T*>(s.data()), n};
     return true;
   }
-  bool Get(uint64_t n, std::string* s) {
+  bool Get(uint64_t n, std::string_view* s) {
     if (n > rest_.size()) return false;
-    s->assign(rest_.substr(0, n));
+    *s = rest_.substr(0, n);
     rest_.remove_prefix(n);
+    const size_t pad = Padding(n);
+    if (pad > rest_.size()) return false;
+    rest_.remove_prefix(pad);
     return true;
   }
   bool done() const { return rest_.empty(); }
@@ -91,9 +100,9 @@ Text Intern(std::string* area, const std::string& s) {
   return t;
 }
 
-std::optional<std::string> TextOf(const std::string& area, Text t) {
+std::optional<std::string> TextOf(std::string_view area, Text t) {
   if (t.offset > area.size() || t.length > area.size() - t.offset) return std::nullopt;
-  return area.substr(t.offset, t.length);
+  return std::string(area.substr(t.offset, t.length));
 }
 
 LevelRecord RecordOf(const ResolvedBackup::Level& l, std::string* area) {
@@ -137,7 +146,7 @@ std::string ResolvedIndex::Encode(const ResolvedBackup& r) {
   h.names_bytes = r.names_.size();
   h.strings_bytes = strings.size();
   Writer w;
-  w.Put(levels);
+  w.Put(std::span<const LevelRecord>(levels));
   w.Put(r.files_);
   w.Put(r.first_extent_);
   w.Put(r.extents_);
@@ -156,19 +165,20 @@ std::string ResolvedIndex::Encode(const ResolvedBackup& r) {
 
 namespace {
 
-struct Decoded {
+struct Decoded {  // Views of the index's bytes.
   Header h;
-  std::vector<LevelRecord> levels;
-  std::vector<ResolvedBackup::DataFileName> files;
-  std::vector<uint32_t> first;
-  std::vector<FlatExtent> extents;
-  std::vector<Origin> origins;
-  std::string names, strings;
+  std::span<const LevelRecord> levels;
+  std::span<const ResolvedBackup::DataFileName> files;
+  std::span<const uint32_t> first;
+  std::span<const FlatExtent> extents;
+  std::span<const Origin> origins;
+  std::string_view names, strings;
 };
 
 StatusOr<Decoded> ReadRecords(std::string_view bytes) {
   Decoded d;
   if (bytes.size() < sizeof d.h) return Malformed("too short");
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % kAlign != 0) return Malformed("alignment");
   std::memcpy(&d.h, bytes.data(), sizeof d.h);
   const Header& h = d.h;
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion ||
@@ -211,28 +221,28 @@ Status CheckLevels(const Decoded& d, const Backup& top, const ChainOptions& o,
       auto expected = BaseDirOf(child.path(), child.base_backup,
                                 j == 1 ? o.base_override : std::string(), o.disks);
       if (!expected.ok() || *expected != *path) return Stale("base moved: " + *path);
-      ASSIGN_OR_RETURN(folder, o.storage->OpenFolder(*path));
+      // The `.backup` is the one recorded (a folder replaced or rewritten has another); the
+      // folder is checked when a file in it is first opened.
       auto manifest = o.storage->StatManifest(*path);
-      if (folder->identity() != FolderIdentity{rec.folder_dev, rec.folder_ino} || !manifest ||
-          *manifest != IdentityOf(rec)) {
-        return Stale("base changed: " + *path);
-      }
+      if (!manifest || *manifest != IdentityOf(rec)) return Stale("base changed: " + *path);
+      folder = o.storage->ExpectFolder(*path, {rec.folder_dev, rec.folder_ino});
     }
     out->push_back({folder, *uuid, *timestamp, rec.time_sec, IdentityOf(rec), *locator});
   }
   return Status::OK();
 }
 
-// The data files and extents are in range, and each file's extents add up to its size.
+// The data files and extents are in range, and each file's extents add up to its size. (The
+// names of data files are checked where they are opened: Storage::OpenDataFile refuses a name
+// that leaves its folder.)
 Status CheckExtents(const Decoded& d, const Manifest& m) {
-  for (const auto& f : d.files) {
-    if (f.level == 0 || f.level >= d.h.depth || f.offset > d.names.size() ||
-        f.length > d.names.size() - f.offset ||
-        !CheckRelativePath(std::string_view(d.names).substr(f.offset, f.length)).ok()) {
-      return Malformed("data file");
-    }
-  }
   const size_t n = m.num_entries();
+  for (const auto& f : d.files) {
+    const bool bad_name = f.length == ResolvedBackup::kEntryName
+                              ? f.offset >= n
+                              : f.offset > d.names.size() || f.length > d.names.size() - f.offset;
+    if (f.level == 0 || f.level >= d.h.depth || bad_name) return Malformed("data file");
+  }
   if (d.h.num_entries != n || (!d.first.empty() && d.first.size() != n + 1) ||
       (!d.origins.empty() && d.origins.size() != n)) {
     return Malformed("counts");
@@ -267,21 +277,22 @@ Status CheckExtents(const Decoded& d, const Manifest& m) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<ResolvedBackup>> ResolvedIndex::Decode(std::string_view bytes,
+StatusOr<std::unique_ptr<ResolvedBackup>> ResolvedIndex::Decode(const SharedBytes& bytes,
                                                                 std::shared_ptr<const Backup> top,
                                                                 const ChainOptions& o,
                                                                 bool keep_origins) {
-  ASSIGN_OR_RETURN(Decoded d, ReadRecords(bytes));
+  ASSIGN_OR_RETURN(Decoded d, ReadRecords(bytes.view()));
   std::unique_ptr<ResolvedBackup> r(new ResolvedBackup());
   RETURN_IF_ERROR(CheckExtents(d, top->manifest()));
   RETURN_IF_ERROR(CheckLevels(d, *top, o, &r->levels_));
   r->top_ = std::move(top);
   r->storage_ = o.storage;
-  r->files_ = std::move(d.files);
-  r->names_ = std::move(d.names);
-  r->first_extent_ = std::move(d.first);
-  r->extents_ = std::move(d.extents);
-  if (keep_origins) r->origins_ = std::move(d.origins);
+  r->backing_ = bytes.owner();
+  r->files_ = d.files;
+  r->names_ = d.names;
+  r->first_extent_ = d.first;
+  r->extents_ = d.extents;
+  if (keep_origins) r->origins_ = d.origins;
   return r;
 }
 

@@ -5,21 +5,24 @@
 // one is built on first open and kept in the per-user cache.
 //
 // Layout: a fixed header (magic, version, length, XXH3-128 of everything after the header,
-// the identity of the `.backup` it was built from, counts), then fixed-size records (levels,
-// data files, extents, origins) and one string area. Read as arrays of records, never parsed
-// as text. An index is trusted only if every check passes: checksum and bounds; it was built
-// from this very `.backup` (identity) of this folder (path); every base is at the path its
-// child's locator gives under the caller's options, and its folder and `.backup` have the
-// identities recorded (a base rewritten, replaced or moved makes the index stale); and its
-// records agree with the manifest (extent lengths add up to each file's size, levels and data
-// file numbers in range, names pass the path checks). Anything else is a miss: the chain is
-// resolved as without an index.
+// counts), then tables of fixed-size records (levels with the identities of their folders and
+// `.backup`s, data files, extents, origins), each starting 8-byte aligned, and two string areas
+// (names of data files that are not their entry's own name; the levels' texts). Viewed in
+// place as arrays of records (mapped, when it comes from the per-user cache), never parsed. An
+// index is trusted only if every check passes: checksum and bounds; it was built from this very
+// `.backup` (identity) of this folder (path); every base is at the path its child's locator gives
+// under the caller's options, and its `.backup` has the identity recorded (a base rewritten,
+// replaced or moved makes the index stale; its folder's identity is checked when a file in it is
+// first opened, and another folder there is an error then); and its records agree with the manifest
+// (extent lengths add up to each file's size, levels and data file numbers in range, names pass the
+// path checks). Anything else is a miss: the chain is resolved as without an index.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "engine/base/shared_bytes.h"
 #include "engine/read/resolved_backup.h"
 
 namespace stitchfs::engine {
@@ -29,11 +32,12 @@ class ResolvedIndex {
   // The index of `r` (REQUIRES: resolved with origins, without prefixes).
   static std::string Encode(const ResolvedBackup& r);
 
-  // The ResolvedBackup that `bytes` describes for `top`, with every check above; the bases are
-  // stat'ed and their folders opened through `o.storage`. kBackupDamaged (malformed) or
-  // kWrongBaseBackup (stale) on a miss, which callers treat alike. Origins are kept only if
-  // `keep_origins`.
-  static StatusOr<std::unique_ptr<ResolvedBackup>> Decode(std::string_view bytes,
+  // The ResolvedBackup that `bytes` describes for `top`, with every check above; the bases'
+  // `.backup`s are stat'ed through `o.storage` (one call per level, no folder opened).
+  // kBackupDamaged (malformed) or kWrongBaseBackup (stale) on a miss, which callers treat alike.
+  // Origins are kept only if `keep_origins`. The result views `bytes` in place (and keeps them
+  // alive).
+  static StatusOr<std::unique_ptr<ResolvedBackup>> Decode(const SharedBytes& bytes,
                                                           std::shared_ptr<const Backup> top,
                                                           const ChainOptions& o, bool keep_origins);
 };

@@ -44,6 +44,11 @@ StatusOr<std::shared_ptr<const BackupFolder>> BackupFolder::Open(const std::stri
   return std::shared_ptr<const BackupFolder>(new BackupFolder(abs, id));
 }
 
+std::shared_ptr<const BackupFolder> BackupFolder::Expect(const std::string& path,
+                                                         FolderIdentity id) {
+  return std::shared_ptr<const BackupFolder>(new BackupFolder(path, id));
+}
+
 StatusOr<UniqueFd> BackupFolder::Reopen() const {
   UniqueFd dir(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));
   struct stat st;

@@ -28,6 +28,9 @@ class BackupFolder {
   // folder there (ENOENT, ENOTDIR, EACCES, not a folder), kIOError for other failures (EMFILE,
   // EIO, ...), both naming the path.
   static StatusOr<std::shared_ptr<const BackupFolder>> Open(const std::string& path, UniqueFd* fd);
+  // The folder at `path` (absolute and normal) as recorded with identity `id`, not opened now:
+  // Reopen refuses any other folder found there.
+  static std::shared_ptr<const BackupFolder> Expect(const std::string& path, FolderIdentity id);
 
   const std::string& path() const { return path_; }
   const FolderIdentity& identity() const { return id_; }

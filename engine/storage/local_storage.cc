@@ -76,6 +76,11 @@ StatusOr<std::shared_ptr<const BackupFolder>> LocalStorage::OpenFolder(
   return folder;
 }
 
+std::shared_ptr<const BackupFolder> LocalStorage::ExpectFolder(const std::string& location,
+                                                               const FolderIdentity& id) const {
+  return BackupFolder::Expect(location, id);
+}
+
 StatusOr<ManifestSource> LocalStorage::OpenManifest(const BackupFolder& folder) const {
   ASSIGN_OR_RETURN(auto dir, fds_->Get(folder.cache_key(), [&folder] { return folder.Reopen(); }));
   const std::string& path = folder.path();
@@ -110,7 +115,7 @@ StatusOr<std::shared_ptr<const BackupDataFile>> LocalStorage::OpenDataFile(
   return std::shared_ptr<const BackupDataFile>(std::move(file));
 }
 
-StatusOr<std::string> LocalStorage::ReadIndex(const BackupFolder& folder) const {
+StatusOr<SharedBytes> LocalStorage::ReadIndex(const BackupFolder& folder) const {
   ASSIGN_OR_RETURN(auto dir, fds_->Get(folder.cache_key(), [&folder] { return folder.Reopen(); }));
   const std::string name = folder.path() + "/" + std::string(kIndexFile);
   auto fd = OpenBeneath(dir->get(), std::string(kIndexFile));
@@ -120,9 +125,7 @@ StatusOr<std::string> LocalStorage::ReadIndex(const BackupFolder& folder) const 
   if (!S_ISREG(st.st_mode) || st.st_size > (off_t{1} << 32)) {
     return Status::BackupNotFound("not an index: " + name);
   }
-  std::string bytes(static_cast<size_t>(st.st_size), '\0');
-  RETURN_IF_ERROR(PreadFully(fd->get(), 0, std::span<char>(bytes.data(), bytes.size()), name));
-  return bytes;
+  return SharedBytes::Read(fd->get(), static_cast<size_t>(st.st_size), name);
 }
 
 Status LocalStorage::WriteIndex(const BackupFolder& folder, std::string_view bytes) const {

@@ -25,12 +25,14 @@ class LocalStorage final : public Storage {
 
   StatusOr<std::shared_ptr<const BackupFolder>> OpenFolder(
       const std::string& location) const override;
+  std::shared_ptr<const BackupFolder> ExpectFolder(const std::string& location,
+                                                   const FolderIdentity& id) const override;
   StatusOr<ManifestSource> OpenManifest(const BackupFolder& folder) const override;
   std::optional<ManifestIdentity> StatManifest(const std::string& location) const override;
   StatusOr<std::shared_ptr<const BackupDataFile>> OpenDataFile(
       const std::shared_ptr<const BackupFolder>& folder,
       const std::string& relative) const override;
-  StatusOr<std::string> ReadIndex(const BackupFolder& folder) const override;
+  StatusOr<SharedBytes> ReadIndex(const BackupFolder& folder) const override;
   Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const override;
   StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const override;
   // Written with BackupLock, staged in `.stitch-tmp` inside the destination, published by

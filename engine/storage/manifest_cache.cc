@@ -96,17 +96,15 @@ std::string ManifestCache::IndexFileFor(std::string_view key) const {
   return dir_ + name;
 }
 
-std::optional<std::string> ManifestCache::LoadIndex(std::string_view key) const {
+std::optional<SharedBytes> ManifestCache::LoadIndex(std::string_view key) const {
   const std::string path = IndexFileFor(key);
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   struct stat st;
   if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  std::string bytes(static_cast<size_t>(st.st_size), '\0');
-  if (!PreadFully(fd.get(), 0, std::span<char>(bytes.data(), bytes.size()), path).ok()) {
-    return std::nullopt;
-  }
+  auto bytes = SharedBytes::Map(fd.get(), static_cast<size_t>(st.st_size), path);
+  if (!bytes.ok()) return std::nullopt;
   ::futimens(fd.get(), nullptr);  // Recently used.
-  return bytes;
+  return std::move(*bytes);
 }
 
 void ManifestCache::StoreIndex(std::string_view key, std::string_view bytes) const {

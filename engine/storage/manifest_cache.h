@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/base/shared_bytes.h"
 #include "engine/format/manifest.h"
 #include "engine/storage/backup.h"
 
@@ -38,8 +39,9 @@ class ManifestCache {
 
   // Resolved indexes (ResolvedIndex) of backups that have none of their own, by a key of the
   // caller's (the same rules: best effort, least recently used go first). Load gives nullopt
-  // on a miss; Drop removes one found stale.
-  std::optional<std::string> LoadIndex(std::string_view key) const;
+  // on a miss, else the file mapped (cache files are replaced, never cut short); Drop removes
+  // one found stale.
+  std::optional<SharedBytes> LoadIndex(std::string_view key) const;
   void StoreIndex(std::string_view key, std::string_view bytes) const;
   void DropIndex(std::string_view key) const;
 

@@ -13,6 +13,7 @@
 
 #include "engine/base/posix_meta.h"
 #include "engine/base/random_access_file.h"
+#include "engine/base/shared_bytes.h"
 #include "engine/base/status_or.h"
 #include "engine/storage/backup_folder.h"
 
@@ -96,6 +97,12 @@ class Storage {
   // if there is none (missing, not a folder, not readable), kIOError otherwise.
   virtual StatusOr<std::shared_ptr<const BackupFolder>> OpenFolder(
       const std::string& location) const = 0;
+  // The folder at `location` (as OpenFolder gave its path) as it was when `id` was recorded,
+  // without going to the storage now: whoever opens a file in it through this storage then
+  // gets kBackupDamaged if another folder is there (so a caller that has checked the folder's
+  // `.backup` against a record need not open the folder itself).
+  virtual std::shared_ptr<const BackupFolder> ExpectFolder(const std::string& location,
+                                                           const FolderIdentity& id) const = 0;
   // The manifest of `folder`: never following a symlink, never blocking, a regular file only.
   // kBackupNotFound (none, not a regular file, a symlink; naming a `.lock` left beside it),
   // kIOError.
@@ -108,8 +115,9 @@ class Storage {
   virtual StatusOr<std::shared_ptr<const BackupDataFile>> OpenDataFile(
       const std::shared_ptr<const BackupFolder>& folder, const std::string& relative) const = 0;
   // The resolved index kept with the backup of `folder` (ResolvedIndex; `.stitchfs/index`
-  // locally), read whole: kBackupNotFound if there is none, kIOError.
-  virtual StatusOr<std::string> ReadIndex(const BackupFolder& folder) const = 0;
+  // locally), read whole into memory of its own (never mapped: the file is not ours to keep
+  // from being cut short): kBackupNotFound if there is none, kIOError.
+  virtual StatusOr<SharedBytes> ReadIndex(const BackupFolder& folder) const = 0;
   // Keeps `bytes` as that index, replacing any atomically (readers see the old or the new).
   virtual Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const = 0;
   // The backups of the store at `location` by name (the rules of engine::ScanStore).

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "engine/storage/backup.h"
 #include "engine/storage/local_storage.h"
@@ -131,6 +132,43 @@ TEST_F(ResolvedIndexTest, AnIndexIsUsedOnlyWhereItsBasesAre) {
   EXPECT_EQ(b->level(1).path(), dir_ / "moved");
 }
 
+TEST_F(ResolvedIndexTest, NamesOfEntriesAreKeptAsReferences) {
+  auto r = Open("b2", Options());
+  ASSERT_TRUE(r);
+  const std::string index = ResolvedIndex::Encode(*r);
+  // log/app.log's bytes in b0 and b1 are in data files named as the entry: not copied.
+  EXPECT_EQ(index.find("log/app.log"), std::string::npos);
+  // new/name.bin reads b0's old/name.bin: that name is kept.
+  EXPECT_NE(index.find("old/name.bin"), std::string::npos);
+}
+
+TEST_F(ResolvedIndexTest, AMappedIndexOutlivesItsCacheFileBeingReplaced) {
+  ASSERT_TRUE(Open("b2", Options()));
+  auto mapped = Open("b2", Options());  // From the cache, mapped.
+  ASSERT_TRUE(mapped);
+  const std::string before = Describe(*mapped);
+  for (const std::string& f : IndexFiles(cache_dir_.path())) {
+    std::ofstream(f + ".new", std::ios::binary) << std::string(4096, 'x');
+    fs::rename(f + ".new", f);  // As the cache replaces its files: never in place.
+  }
+  EXPECT_EQ(Describe(*mapped), before);
+  EXPECT_EQ(before, Walked("b2"));
+}
+
+TEST_F(ResolvedIndexTest, ABaseFolderIsCheckedWhenFirstUsed) {
+  auto r = Open("b2", Options());
+  ASSERT_TRUE(r);
+  auto expected =
+      LocalStorage::Create()->ExpectFolder(r->level(1).path(), r->level(1).folder->identity());
+  EXPECT_TRUE(expected->Reopen().ok());
+  FolderIdentity other = r->level(1).folder->identity();
+  other.ino += 1;
+  auto wrong = LocalStorage::Create()->ExpectFolder(r->level(1).path(), other);
+  auto reopened = wrong->Reopen();
+  ASSERT_FALSE(reopened.ok());
+  EXPECT_EQ(reopened.status().code(), ErrorCode::kBackupDamaged);
+}
+
 TEST_F(ResolvedIndexTest, DamagedOrForgedIndexesAreMissesOrAddUp) {
   auto r = Open("b2", Options());
   ASSERT_TRUE(r);
@@ -140,19 +178,21 @@ TEST_F(ResolvedIndexTest, DamagedOrForgedIndexesAreMissesOrAddUp) {
   auto opened = Backup::Open(dir_ / "b2");
   ASSERT_TRUE(opened.ok());
   const std::shared_ptr<const Backup> top = *opened;
-  ASSERT_TRUE(ResolvedIndex::Decode(good, top, with_storage, true).ok());
-  EXPECT_FALSE(
-      ResolvedIndex::Decode(good.substr(0, good.size() - 1), top, with_storage, true).ok());
+  ASSERT_TRUE(ResolvedIndex::Decode(SharedBytes::Copy(good), top, with_storage, true).ok());
+  EXPECT_FALSE(ResolvedIndex::Decode(SharedBytes::Copy(good.substr(0, good.size() - 1)), top,
+                                     with_storage, true)
+                   .ok());
   constexpr size_t kHeader = 104, kHashAt = 24;  // The layout of resolved_index.cc.
   for (size_t at = kHeader; at < good.size(); ++at) {
     std::string bad = good;
     bad[at] ^= 0x55;
-    EXPECT_FALSE(ResolvedIndex::Decode(bad, top, with_storage, true).ok()) << "checksum, " << at;
+    EXPECT_FALSE(ResolvedIndex::Decode(SharedBytes::Copy(bad), top, with_storage, true).ok())
+        << "checksum, " << at;
     // The same change with a matching checksum: refused, or every file adds up to its size.
     const XXH128_hash_t h = XXH3_128bits(bad.data() + kHeader, bad.size() - kHeader);
     std::memcpy(&bad[kHashAt], &h.high64, 8);
     std::memcpy(&bad[kHashAt + 8], &h.low64, 8);
-    auto forged = ResolvedIndex::Decode(bad, top, with_storage, true);
+    auto forged = ResolvedIndex::Decode(SharedBytes::Copy(bad), top, with_storage, true);
     if (!forged.ok()) continue;
     const Manifest& m = (*forged)->top().manifest();
     for (size_t i = 0; i < m.num_entries(); ++i) {
