@@ -22,6 +22,16 @@ void OpenBackups::Rescan(bool force) {
   if (changes.scanned) DropStale();
 }
 
+namespace {
+
+// Is the `.backup` at `path` still `id` (false if gone, replaced or not stat'able)?
+bool SameManifest(const std::string& path, const engine::ManifestIdentity& id) {
+  auto now = engine::StatManifest(path);
+  return now.ok() && *now == id;
+}
+
+}  // namespace
+
 void OpenBackups::DropStale() {
   for (Opened& o : opened_) {
     if (!o.view) continue;
@@ -30,7 +40,7 @@ void OpenBackups::DropStale() {
       const auto& level = b.level(l);
       const engine::StoreSlot* s = index_.slot(index_.AtPath(level.path()));
       const bool same = s ? s->folder == level.folder->identity() && s->manifest == level.manifest
-                          : engine::StatManifest(level.path()) == level.manifest;
+                          : SameManifest(level.path(), level.manifest);
       if (!same) {
         o.view.reset();  // Opened again, through the chain as it is now, on next use.
         break;

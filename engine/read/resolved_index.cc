@@ -224,7 +224,7 @@ Status CheckLevels(const Decoded& d, const Backup& top, const ChainOptions& o,
       // The `.backup` is the one recorded (a folder replaced or rewritten has another); the
       // folder is checked when a file in it is first opened.
       auto manifest = o.storage->StatManifest(*path);
-      if (!manifest || *manifest != IdentityOf(rec)) return Stale("base changed: " + *path);
+      if (!manifest.ok() || *manifest != IdentityOf(rec)) return Stale("base changed: " + *path);
       folder = o.storage->ExpectFolder(*path, {rec.folder_dev, rec.folder_ino});
     }
     out->push_back({folder, *uuid, *timestamp, rec.time_sec, IdentityOf(rec), *locator});

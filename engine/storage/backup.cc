@@ -53,7 +53,7 @@ StatusOr<std::shared_ptr<const Backup>> BackupCache::Open(const Storage& storage
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto b = open_[key].lock();
-    if (b && now && b->identity() == *now) {
+    if (b && now.ok() && *now == b->identity()) {
       Keep(b);
       return b;
     }

@@ -23,8 +23,9 @@ StatusOr<ManifestHeader> ReadBackupHeader(const Storage& storage, const std::str
                                           ManifestIdentity* id, FolderIdentity* folder);
 
 // The identity of `dir`/.backup now, or nullopt if there is no regular file of that name (a
-// symlink, a FIFO or a folder named `.backup` is not a manifest). Never blocks.
-std::optional<ManifestIdentity> StatManifest(const std::string& dir);
+// symlink, a FIFO or a folder named `.backup` is not a manifest); kIOError if it cannot be
+// stat'ed for another reason than its absence. Never blocks.
+StatusOr<std::optional<ManifestIdentity>> StatManifest(const std::string& dir);
 
 class ManifestCache;
 

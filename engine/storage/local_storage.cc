@@ -96,16 +96,19 @@ StatusOr<ManifestSource> LocalStorage::OpenManifest(const BackupFolder& folder) 
   return ManifestSource{std::make_unique<FdFile>(std::move(fd), id.size, path + "/.backup"), id};
 }
 
-std::optional<ManifestIdentity> StatManifest(const std::string& dir) {
+StatusOr<std::optional<ManifestIdentity>> StatManifest(const std::string& dir) {
   struct stat st;
-  if (::fstatat(AT_FDCWD, (dir + "/.backup").c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-      !S_ISREG(st.st_mode)) {
-    return std::nullopt;
+  const std::string path = dir + "/.backup";
+  if (::fstatat(AT_FDCWD, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::optional<ManifestIdentity>();
+    return Status::IOError("stat " + path, errno);
   }
-  return IdentityOf(st);
+  if (!S_ISREG(st.st_mode)) return std::optional<ManifestIdentity>();
+  return std::optional(IdentityOf(st));
 }
 
-std::optional<ManifestIdentity> LocalStorage::StatManifest(const std::string& location) const {
+StatusOr<std::optional<ManifestIdentity>> LocalStorage::StatManifest(
+    const std::string& location) const {
   return engine::StatManifest(location);
 }
 

@@ -28,7 +28,8 @@ class LocalStorage final : public Storage {
   std::shared_ptr<const BackupFolder> ExpectFolder(const std::string& location,
                                                    const FolderIdentity& id) const override;
   StatusOr<ManifestSource> OpenManifest(const BackupFolder& folder) const override;
-  std::optional<ManifestIdentity> StatManifest(const std::string& location) const override;
+  StatusOr<std::optional<ManifestIdentity>> StatManifest(
+      const std::string& location) const override;
   StatusOr<std::shared_ptr<const BackupDataFile>> OpenDataFile(
       const std::shared_ptr<const BackupFolder>& folder,
       const std::string& relative) const override;

@@ -26,6 +26,7 @@ struct ManifestIdentity {
   uint64_t dev = 0, ino = 0, size = 0;
   FileTime mtime, ctime;
   bool operator==(const ManifestIdentity&) const = default;
+  auto operator<=>(const ManifestIdentity&) const = default;
 };
 
 // A sub-folder of a store that holds a backup manifest.
@@ -107,8 +108,10 @@ class Storage {
   // kBackupNotFound (none, not a regular file, a symlink; naming a `.lock` left beside it),
   // kIOError.
   virtual StatusOr<ManifestSource> OpenManifest(const BackupFolder& folder) const = 0;
-  // The identity of the `.backup` at `location` now; nullopt if there is no manifest there.
-  virtual std::optional<ManifestIdentity> StatManifest(const std::string& location) const = 0;
+  // The identity of the `.backup` at `location` now; nullopt if there is no manifest there
+  // (nothing of that name, or not a regular file); kIOError if the storage cannot tell.
+  virtual StatusOr<std::optional<ManifestIdentity>> StatManifest(
+      const std::string& location) const = 0;
   // Data file `relative` of `folder`, opened and checked: kBackupDamaged (missing, not a
   // regular file, or the folder replaced or removed since it was opened), kInsecurePath (a
   // symlink, or a name leaving the folder), kIOError.

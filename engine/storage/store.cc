@@ -15,7 +15,10 @@ namespace fs = std::filesystem;
 
 namespace stitchfs::engine {
 
-bool IsBackupFolder(const std::string& dir) { return StatManifest(dir).has_value(); }
+bool IsBackupFolder(const std::string& dir) {
+  auto id = StatManifest(dir);
+  return id.ok() && id->has_value();
+}
 
 namespace {
 
@@ -56,25 +59,29 @@ void FillFigures(StoreEntry& s) {
   s.time = s.backup->header().time;
 }
 
-// The store entry that entry `i`'s base locator names, if it is in the store (by identity).
-std::optional<size_t> BaseInStore(const StoreEntry& e,
-                                  const std::map<FolderIdentity, size_t>& by_id) {
+// The store entry that entry `e`'s base locator names, if it is in the store (by the identity
+// of the `.backup` found there).
+std::optional<size_t> BaseInStore(const Storage& storage, const StoreEntry& e,
+                                  const std::map<ManifestIdentity, size_t>& by_id) {
   if (!e.backup || e.backup->header().base_backup.empty()) return std::nullopt;
   auto base = ResolveLocator(e.backup->header().base_backup,
                              fs::path(e.backup->path()).parent_path().string(), {});
-  struct stat st;
-  if (!base.ok() || ::stat(base->c_str(), &st) != 0) return std::nullopt;
-  auto it = by_id.find({static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)});
+  if (!base.ok()) return std::nullopt;
+  auto id = storage.StatManifest(*base);
+  if (!id.ok() || !*id) return std::nullopt;
+  auto it = by_id.find(**id);
   return it == by_id.end() ? std::nullopt : std::optional(it->second);
 }
 
 // Chain depths from the base locators, following bases that are in the store (iteratively:
 // chains may be very long; a loop stops at its start).
-void FillDepths(std::vector<StoreEntry>& all) {
-  std::map<FolderIdentity, size_t> by_id;
-  for (size_t i = 0; i < all.size(); ++i) by_id[all[i].folder] = i;
+void FillDepths(const Storage& storage, std::vector<StoreEntry>& all) {
+  std::map<ManifestIdentity, size_t> by_id;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].backup) by_id[all[i].backup->identity()] = i;
+  }
   std::vector<std::optional<size_t>> base(all.size());
-  for (size_t i = 0; i < all.size(); ++i) base[i] = BaseInStore(all[i], by_id);
+  for (size_t i = 0; i < all.size(); ++i) base[i] = BaseInStore(storage, all[i], by_id);
   for (size_t i = 0; i < all.size(); ++i) {
     int depth = 1;
     for (auto b = base[i]; b && *b != i && depth <= static_cast<int>(all.size()); b = base[*b]) {
@@ -111,15 +118,16 @@ StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& store_path) {
   return out;
 }
 
-StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store, const ManifestCache* cache) {
-  ASSIGN_OR_RETURN(std::vector<StoreFolder> folders, ScanStore(store));
+StatusOr<std::vector<StoreEntry>> ListStore(const Storage& storage, const std::string& store,
+                                            const ManifestCache* cache) {
+  ASSIGN_OR_RETURN(std::vector<StoreFolder> folders, storage.ScanStore(store));
   std::vector<StoreEntry> out;
   for (const StoreFolder& f : folders) {
     StoreEntry s;
     s.name = f.name;
     s.path = f.path;
     s.folder = f.folder;
-    auto b = Backup::Open(s.path, cache);
+    auto b = Backup::Open(storage, s.path, cache);
     if (b.ok() && (*b)->folder()->identity() == f.folder) {
       s.backup = *b;
       FillFigures(s);
@@ -132,7 +140,7 @@ StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store, const Mani
   std::sort(out.begin(), out.end(), [](const StoreEntry& a, const StoreEntry& b) {
     return std::tie(a.time, a.name) < std::tie(b.time, b.name);
   });
-  FillDepths(out);
+  FillDepths(storage, out);
   return out;
 }
 

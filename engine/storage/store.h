@@ -29,9 +29,9 @@ struct StoreEntry {
   uint64_t stored_bytes = 0;  // Data files stored in this backup, plus the manifest.
 };
 
-// Lists the store's backups (ScanStore), opened (through `cache`, if any), oldest first (by
-// timestamp, then name).
-StatusOr<std::vector<StoreEntry>> ListStore(const std::string& store,
+// Lists the backups of the store at `store` in `storage` (Storage::ScanStore), opened through
+// it (and `cache`, if any), oldest first (by timestamp, then name).
+StatusOr<std::vector<StoreEntry>> ListStore(const Storage& storage, const std::string& store,
                                             const ManifestCache* cache = nullptr);
 
 // Is `dir` a single backup (holds a `.backup` that is a regular file)?

@@ -13,6 +13,7 @@
 #include "engine/base/atomic_file.h"
 #include "engine/base/folder_list.h"
 #include "engine/read/resolved_backup.h"
+#include "engine/storage/local_storage.h"
 #include "engine/storage/store.h"
 #include "engine/write/flatten.h"
 
@@ -186,10 +187,11 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
     return Status::InvalidArgument("a policy needs --keep-last, --keep-daily or --keep-monthly");
   }
   const std::string store = AbsolutePath(store_arg);
-  ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(store, cache));
-  const auto kept = Kept(all, p);
   ChainOptions o;
   o.cache = cache;
+  o.storage = LocalStorage::Create();  // Its moves below are a local folder's (renameat2).
+  ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(*o.storage, store, cache));
+  const auto kept = Kept(all, p);
   ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept, o));
   if (p.dry_run) return plan;
   RemoveWorkFolders(store);

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "engine/read/backup_diff.h"
+#include "engine/storage/local_storage.h"
 #include "engine/storage/store.h"
 #include "engine/write/snapshot_writer.h"
 #include "tests/testutil/fixture.h"
@@ -89,7 +90,7 @@ TEST_F(DiffTest, StoreListsBackupsOldestFirstWithDepthAndSkipsUnfinished) {
   Backup("a", "b");  // Named so that name order differs from time order.
   fs::create_directories(dir_ / "store/unfinished");
   WriteFile(dir_ / "store/unfinished/.lock", "x");
-  auto list = ListStore(dir_ / "store");
+  auto list = ListStore(*LocalStorage::Create(), dir_ / "store");
   ASSERT_TRUE(list.ok());
   ASSERT_EQ(list->size(), 2u);
   // Same-second timestamps fall back to name order; depth comes from the base locators.
