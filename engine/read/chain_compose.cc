@@ -1,5 +1,6 @@
 #include "engine/read/chain_compose.h"
 
+#include <set>
 #include <unordered_map>
 
 #include "engine/base/civil_time.h"
@@ -17,10 +18,9 @@ bool UsesBase(const Manifest& m) {
   return false;
 }
 
-// The per-user cache's key for the index of `top`: its `.backup` and where it is.
-std::string CacheKey(const Backup& top) {
-  const ManifestIdentity& id = top.identity();
-  std::string key = top.path();
+// The per-user cache's key for the index of the backup at `path` whose `.backup` is `id`.
+std::string CacheKey(const std::string& path, const ManifestIdentity& id) {
+  std::string key = path;
   for (int64_t v :
        {static_cast<int64_t>(id.dev), static_cast<int64_t>(id.ino), static_cast<int64_t>(id.size),
         id.mtime.sec, id.mtime.nsec, id.ctime.sec, id.ctime.nsec}) {
@@ -79,7 +79,7 @@ class ChainComposer {
                                                            const ResolveOptions& r) {
     ASSIGN_OR_RETURN(std::shared_ptr<const Backup> top, OpenBackup(dir, options));
     if (r.prefixes) return ResolvedBackup::Walk(std::move(top), options, r);
-    ASSIGN_OR_RETURN(auto out, ChainComposer(options, true).Open(std::move(top), 0));
+    ASSIGN_OR_RETURN(auto out, ChainComposer(options, true).OpenUp(std::move(top)));
     if (auto origins = OriginsAsAsked(*out, out->origins_, r, options)) {
       out->SetOrigins(std::move(*origins));
     }
@@ -97,7 +97,35 @@ class ChainComposer {
     return options.storage->WriteIndex(*top->folder(), ResolvedIndex::Encode(*r));
   }
 
-  // `top` (at `depth` below the backup first asked for) resolved with origins.
+  // `top` resolved with origins: from its index; else down the chain by headers alone to the
+  // first level that resolves by itself (an index, a full backup, or where the way down ends:
+  // resolved as Open does, which reports whatever stopped it), then up, composing each level
+  // from the one below (each manifest read once; the index of every kCheckpoint-th level and
+  // of the top kept in the cache).
+  StatusOr<std::unique_ptr<ResolvedBackup>> OpenUp(std::shared_ptr<const Backup> top) {
+    if (!UsesBase(top->manifest())) return ResolvedBackup::Walk(std::move(top), At(0), Full());
+    if (auto r = FromIndex(top, At(0))) return r;
+    std::vector<std::string> paths{top->path()};
+    std::unique_ptr<ResolvedBackup> below = Down(*top, paths);
+    const size_t d = paths.size() - 1;
+    if (!below) {
+      ASSIGN_OR_RETURN(std::shared_ptr<const Backup> b, Level(top, paths, d));
+      ASSIGN_OR_RETURN(below, Open(std::move(b), d));
+    }
+    for (size_t j = d; j-- > 0;) {
+      ASSIGN_OR_RETURN(std::shared_ptr<const Backup> b, Level(top, paths, j));
+      if (!UsesBase(b->manifest())) {
+        ASSIGN_OR_RETURN(below, ResolvedBackup::Walk(std::move(b), At(j), Full()));
+        continue;
+      }
+      RETURN_IF_ERROR(CheckChain(*b, *below, At(j)));
+      below = Compose(std::move(b), *below);
+      if (j > 0 ? j % kCheckpoint == 0 : remember_top_) Remember(*below);
+    }
+    return below;
+  }
+
+  // `top` (at `depth` below the backup first asked for) resolved with origins, recursively.
   StatusOr<std::unique_ptr<ResolvedBackup>> Open(std::shared_ptr<const Backup> top, size_t depth) {
     const ChainOptions o = At(depth);
     if (!UsesBase(top->manifest())) return ResolvedBackup::Walk(std::move(top), o, Full());
@@ -139,6 +167,45 @@ class ChainComposer {
     return o;
   }
 
+  // Level `j` of the way down: `top`, or the backup at paths[j].
+  StatusOr<std::shared_ptr<const Backup>> Level(const std::shared_ptr<const Backup>& top,
+                                                const std::vector<std::string>& paths,
+                                                size_t j) const {
+    if (j == 0) return top;
+    return OpenBackup(paths[j], At(j));
+  }
+
+  // The way down from `top` (paths[0]): appends the path of each base, read by its header
+  // alone, until one that resolves from an index (returned) or the last one reached.
+  std::unique_ptr<ResolvedBackup> Down(const Backup& top, std::vector<std::string>& paths) const {
+    std::set<std::string> uuids{top.header().uuid};
+    std::string locator = top.header().base_backup;
+    for (size_t j = 1; j + 1 < o_.max_depth && !locator.empty(); ++j) {
+      auto path = BaseDirOf(paths.back(), locator, j == 1 ? o_.base_override : "", o_.disks);
+      if (!path.ok()) return nullptr;
+      ManifestIdentity id;
+      FolderIdentity folder;
+      auto header = ReadBackupHeader(*o_.storage, *path, &id, &folder);
+      if (!header.ok() || !uuids.insert(header->uuid).second) return nullptr;
+      paths.push_back(*path);
+      if (HasIndex(*path, id)) {
+        auto b = OpenBackup(*path, At(j));
+        if (!b.ok()) return nullptr;
+        if (auto r = FromIndex(*b, At(j))) return r;
+      }
+      locator = header->base_backup;
+    }
+    return nullptr;
+  }
+
+  // Whether the backup at `path` whose `.backup` is `id` may have an index (its own, or in the
+  // cache), without reading its manifest.
+  bool HasIndex(const std::string& path, const ManifestIdentity& id) const {
+    auto folder = o_.storage->OpenFolder(path);
+    if (folder.ok() && o_.storage->ReadIndex(**folder).ok()) return true;
+    return o_.cache != nullptr && o_.cache->LoadIndex(CacheKey(path, id)).has_value();
+  }
+
   std::unique_ptr<ResolvedBackup> FromIndex(const std::shared_ptr<const Backup>& top,
                                             const ChainOptions& o) const {
     auto own = o.storage->ReadIndex(*top->folder());
@@ -148,7 +215,7 @@ class ChainComposer {
     }
     const ManifestCache* cache = o_.cache;
     if (cache == nullptr) return nullptr;
-    const std::string key = CacheKey(*top);
+    const std::string key = CacheKey(top->path(), top->identity());
     auto cached = cache->LoadIndex(key);
     if (!cached) return nullptr;
     auto r = ResolvedIndex::Decode(*cached, top, o, /*keep_origins=*/true);
@@ -160,7 +227,7 @@ class ChainComposer {
   void Remember(const ResolvedBackup& r) const {
     const ManifestCache* cache = o_.cache;
     if (cache != nullptr && r.depth() > 1) {
-      cache->StoreIndex(CacheKey(r.top()), ResolvedIndex::Encode(r));
+      cache->StoreIndex(CacheKey(r.top().path(), r.top().identity()), ResolvedIndex::Encode(r));
     }
   }
 
@@ -188,6 +255,9 @@ class ChainComposer {
                              ResolvedBackup::Tables& t);
 
   static constexpr size_t kHoldBytes = 8 << 20;
+  // OpenUp keeps the index of every this-many-th level below the top: a later open of any
+  // backup of the chain composes at most this many levels before it finds one.
+  static constexpr size_t kCheckpoint = 8;
 
   const ChainOptions& o_;
   const bool remember_top_;

@@ -1,11 +1,13 @@
 // Opening a backup's chain in time independent of its depth. A backup with a valid resolved
 // index (ResolvedIndex: its own `.stitchfs/index`, or one in the per-user cache) opens from it.
-// Otherwise its base is opened that way first (recursively, holding the manifests above only
-// within a budget of 8 MiB while the base opens), and the backup is composed from the base's
-// resolved form and its own manifest: each of its files that reads from the base takes the extents
-// of the base's file it extends, plus its own tail. Each level composed so is kept in the per-user
-// cache, so the next open of it or of any backup above it is quick. Chains beyond kMaxCompose
-// levels without any index are walked level by level (ResolvedBackup::Walk) below that depth.
+// Otherwise the chain is followed down by the bases' headers alone to the first level that
+// resolves by itself (one with a valid index, or a full backup), and composed back up: each
+// level from the one below's resolved form and its own manifest (each of its files that reads
+// from the base takes the extents of the base's file it extends, plus its own tail), each
+// manifest read once, two levels in memory at a time. The top's index and that of every
+// eighth level below it are kept in the per-user cache, so a later open of any backup of the
+// chain composes at most a few levels. Where the way down stops early (a base missing, a loop,
+// too deep), that level is opened recursively, which reports the same errors as a walk.
 #pragma once
 
 #include <memory>

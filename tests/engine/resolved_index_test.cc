@@ -80,7 +80,8 @@ TEST_F(ResolvedIndexTest, ComposedAndIndexedReadAsTheWalkDoes) {
   auto composed = Open("b2", Options());
   ASSERT_TRUE(composed);
   EXPECT_EQ(Describe(*composed), Walked("b2"));
-  EXPECT_EQ(IndexFiles(cache_dir_.path()).size(), 2u) << "one for b1, one for b2";
+  // The top's; of the levels below, only every 8th is kept (b1 is the first).
+  EXPECT_EQ(IndexFiles(cache_dir_.path()).size(), 1u);
   auto indexed = Open("b2", Options());
   ASSERT_TRUE(indexed);
   EXPECT_EQ(Describe(*indexed), Walked("b2"));
@@ -167,6 +168,52 @@ TEST_F(ResolvedIndexTest, ABaseFolderIsCheckedWhenFirstUsed) {
   auto reopened = wrong->Reopen();
   ASSERT_FALSE(reopened.ok());
   EXPECT_EQ(reopened.status().code(), ErrorCode::kBackupDamaged);
+}
+
+TEST_F(ResolvedIndexTest, ADeepChainWithoutIndexesOpensFromItsBottomAndKeepsCheckpoints) {
+  // l00 <- l01 <- ... <- l19, a log appended to at each level, as ClickHouse writes them.
+  std::vector<std::unique_ptr<testutil::FixtureBackup>> chain;
+  std::vector<std::string> log(20);
+  for (size_t i = 0; i < 20; ++i) {
+    char name[8];
+    std::snprintf(name, sizeof name, "l%02zu", i);
+    chain.push_back(std::make_unique<testutil::FixtureBackup>(dir_ / name));
+    log[i] = (i ? log[i - 1] : "") + testutil::RandomBytes(10 + i, 100 + i);
+    if (i == 0) {
+      chain[i]->AddStored("log", log[i]);
+    } else {
+      chain[i]->SetBase(*chain[i - 1]);
+      chain[i]->AddStitched("log", log[i], log[i - 1].size());
+    }
+    ASSERT_OK(chain[i]->Write());
+  }
+  auto top = Open("l19", Options());
+  ASSERT_TRUE(top);
+  EXPECT_EQ(Describe(*top), Walked("l19"));
+  EXPECT_EQ(top->depth(), 20u);
+  // The top's index and those of the levels 8 and 16 below it (l11, l03).
+  EXPECT_EQ(IndexFiles(cache_dir_.path()).size(), 3u);
+  // Another day composes from the nearest kept level below it, and is kept in turn.
+  auto mid = Open("l07", Options());
+  ASSERT_TRUE(mid);
+  EXPECT_EQ(Describe(*mid), Walked("l07"));
+  EXPECT_EQ(IndexFiles(cache_dir_.path()).size(), 4u);
+  // A kept level made stale (l11 rewritten as itself): passed by on the way down.
+  fs::copy(dir_ / "l11", dir_ / "copy", fs::copy_options::recursive);
+  fs::remove_all(dir_ / "l11");
+  fs::rename(dir_ / "copy", dir_ / "l11");
+  ChainOptions o = Options();
+  o.cache = nullptr;  // Nothing cached: the whole way down.
+  auto walked_again = ResolvedBackup::Open(dir_ / "l19", o);
+  ASSERT_TRUE(walked_again.ok()) << walked_again.status().ToString();
+  auto again = Open("l19", Options());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(Describe(*again), Walked("l19"));
+  std::string bytes(log[19].size(), '\0');
+  auto f = again->OpenEntry(0);
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE((*f)->ReadAt(0, bytes).ok());
+  EXPECT_EQ(bytes, log[19]);
 }
 
 TEST_F(ResolvedIndexTest, DamagedOrForgedIndexesAreMissesOrAddUp) {
