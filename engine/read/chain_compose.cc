@@ -1,7 +1,7 @@
 #include "engine/read/chain_compose.h"
 
 #include <set>
-#include <unordered_map>
+#include <vector>
 
 #include "engine/base/civil_time.h"
 #include "engine/read/chain_walk.h"
@@ -67,6 +67,29 @@ std::optional<std::vector<ResolvedBackup::Origin>> OriginsAsAsked(
            : ResolvedBackup::Origin{0, i};
   }
   return origins;
+}
+
+constexpr uint32_t kNoEntry = UINT32_MAX;
+
+// For each entry of `m`, the entry `bm.FindByName` gives for its name (kNoEntry if none): one
+// merge of the two name orders rather than a search per entry.
+std::vector<uint32_t> SameNames(const Manifest& m, const Manifest& bm) {
+  std::vector<uint32_t> out(m.num_entries(), kNoEntry);
+  std::vector<bool> first(m.num_entries(), false);  // The first entry of its name.
+  const std::vector<uint32_t>& a = m.by_name();
+  const std::vector<uint32_t>& b = bm.by_name();
+  size_t j = 0;
+  for (uint32_t i : a) {
+    first[i] = true;
+    const std::string_view name = m.name(i);
+    while (j < b.size() && bm.name(b[j]) < name) ++j;
+    if (j < b.size() && bm.name(b[j]) == name) out[i] = b[j];
+  }
+  for (uint32_t i = 0; i < m.num_entries(); ++i) {  // Names that repeat: rare.
+    if (first[i]) continue;
+    if (auto k = bm.FindByName(m.name(i))) out[i] = static_cast<uint32_t>(*k);
+  }
+  return out;
 }
 
 }  // namespace
@@ -286,7 +309,9 @@ std::unique_ptr<ResolvedBackup> ChainComposer::Compose(std::shared_ptr<const Bac
 void ChainComposer::ComposeExtents(const Manifest& m, const ResolvedBackup& base,
                                    ResolvedBackup::Tables& t) {
   const Manifest& bm = base.top().manifest();
-  std::unordered_map<uint64_t, uint32_t> ids;  // The base's data file key -> ours.
+  // Ours for each data file of the base: its bases' (by number), its own (by entry).
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> of_file(base.files_.size(), kNone), of_own(bm.num_entries(), kNone);
   const size_t n = m.num_entries();
   t.first_extent.assign(n + 1, 0);
   for (uint32_t i = 0; i < n; ++i) {
@@ -297,9 +322,9 @@ void ChainComposer::ComposeExtents(const Manifest& m, const ResolvedBackup& base
     const size_t brep = base.Rep(b);
     for (const ResolvedBackup::FlatExtent& x : base.Extents(b)) {
       const bool own = x.file == ResolvedBackup::kOwnFile;
-      const uint64_t key = own ? brep : (uint64_t{1} << 32) | x.file;
-      auto [it, inserted] = ids.emplace(key, static_cast<uint32_t>(t.files.size()));
-      if (inserted) {
+      uint32_t& id = own ? of_own[brep] : of_file[x.file];
+      if (id == kNone) {
+        id = static_cast<uint32_t>(t.files.size());
         const std::string_view name = own ? bm.entry(brep).data_file : base.FileName(x.file);
         if (name == m.name(i)) {
           t.files.push_back({x.level + 1, i, ResolvedBackup::kEntryName});
@@ -309,7 +334,7 @@ void ChainComposer::ComposeExtents(const Manifest& m, const ResolvedBackup& base
           t.names += name;
         }
       }
-      t.extents.push_back({it->second, x.level + 1, x.length});
+      t.extents.push_back({id, x.level + 1, x.length});
     }
     if (e.has_data_file()) t.extents.push_back({ResolvedBackup::kOwnFile, 0, e.stored_size()});
   }
@@ -321,15 +346,15 @@ void ChainComposer::ComposeExtents(const Manifest& m, const ResolvedBackup& base
 void ChainComposer::ComposeOrigins(const Manifest& m, const ResolvedBackup& base,
                                    ResolvedBackup::Tables& t) {
   const Manifest& bm = base.top().manifest();
+  const std::vector<uint32_t> same = SameNames(m, bm);
   t.origins.resize(m.num_entries());
   for (uint32_t i = 0; i < m.num_entries(); ++i) {
-    const FileEntry e = m.entry(i);
-    auto b = bm.FindByName(e.name);
-    if (!b || !Unchanged(e, bm.entry(*b))) {
+    const uint32_t b = same[i];
+    if (b == kNoEntry || !Unchanged(m.entry(i), bm.entry(b))) {
       t.origins[i] = {0, i};
       continue;
     }
-    const ResolvedBackup::Origin o = base.origin(*b);
+    const ResolvedBackup::Origin o = base.origin(b);
     t.origins[i] = {o.level + 1, o.entry};
   }
 }
