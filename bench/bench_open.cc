@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/storage/backup.h"
+#include "engine/storage/manifest_cache.h"
 
 namespace {
 
@@ -34,7 +35,8 @@ int main(int argc, char** argv) {
   }
   const long rss_before = ResidentBytes();
   const auto t0 = std::chrono::steady_clock::now();
-  auto b = stitchfs::engine::Backup::Open(argv[1]);
+  // As the front ends open it: through the per-user manifest cache ($STITCH_CACHE_DIR).
+  auto b = stitchfs::engine::Backup::Open(argv[1], stitchfs::engine::ManifestCache::Default());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!b.ok()) {
     std::fprintf(stderr, "%s\n", b.status().ToString().c_str());

@@ -2,11 +2,15 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
+# STITCH_BENCH_BUILD=DIR: measure the binaries of that build folder as they are, not rebuilt
+# (a build of another commit, to compare two builds with the same scripts and data).
+[ -n "${STITCH_BENCH_BUILD:-}" ] && BUILD=$(cd "$STITCH_BENCH_BUILD" && pwd)
 STITCH=$BUILD/cli/stitch
 MAKE_FIXTURE=$BUILD/tests/make_fixture
 export STITCH_NO_PROGRESS=1
 
 ensure_built() {
+  [ -z "${STITCH_BENCH_BUILD:-}" ] || return 0
   bash "$ROOT/scripts/install-deps.sh"
   bash "$ROOT/scripts/build.sh" "$BUILD"
 }

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "engine/base/error_table.h"
+#include "engine/storage/local_storage.h"
 #include "engine/storage/manifest_cache.h"
 #include "engine/storage/store.h"
 #include "fs/backup_view.h"
@@ -168,7 +169,12 @@ int main(int argc, char** argv) {
   attr.gid = o.gid;
   attr.umask = o.umask;
   o.chain.cache = eng::ManifestCache::Default();  // The per-user cache.
-  if (eng::IsBackupFolder(o.backup)) {
+  // Where backups are read from: the one choice of storage (a local folder).
+  o.chain.storage = eng::LocalStorage::Create(o.chain.max_open_files);
+  auto manifest = o.chain.storage->StatManifest(o.backup);
+  if (!manifest.ok())
+    return Fail(eng::ExitCodeFor(manifest.status()), manifest.status().ToString());
+  if (manifest->has_value()) {
     if (o.share_inodes) {
       return Fail(eng::kExitUsage, "-o share_inodes needs a store of backups, not one backup");
     }

@@ -114,7 +114,8 @@ class ChainComposer {
   static Status WriteIndex(const std::string& dir, const ResolvedBackup& base,
                            const ChainOptions& options) {
     ASSIGN_OR_RETURN(std::shared_ptr<const Backup> top, OpenBackup(dir, options));
-    if (!UsesBase(top->manifest())) return Status::OK();
+    // With one base, opening reads that base's manifest, about what an index would cost.
+    if (!UsesBase(top->manifest()) || base.depth() < 2) return Status::OK();
     RETURN_IF_ERROR(CheckChain(*top, base, options));
     auto r = ChainComposer(options, false).Compose(top, base);
     return options.storage->WriteIndex(*top->folder(), ResolvedIndex::Encode(*r));

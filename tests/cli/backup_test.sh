@@ -23,13 +23,8 @@ out=$("$STITCH" backup "$work/src" "$work/store/b1" --base "$work/store/b0" --js
 check "incremental stores only the appended bytes" grep -q '"bytes_stored":1000,' <<<"$out"
 check "incremental reuses the prefix" grep -q '"bytes_from_base_prefix":200000,' <<<"$out"
 check "data file is exactly the tail" test "$(stat -c %s "$work/store/b1/logs/app.log")" = 1000
-check "an incremental keeps its resolved index" test -s "$work/store/b1/.stitchfs/index"
-check "a full backup needs none" test ! -e "$work/store/b0/.stitchfs"
-cp -a "$work/store/b1" "$work/store/b1-copy"  # Another .backup identity: its index is not trusted.
-check "a copy whose index is stale reads the same" cmp <("$STITCH" cat "$work/store/b1-copy" logs/app.log) "$work/src/logs/app.log"
-echo garbage > "$work/store/b1-copy/.stitchfs/index"
-check "and so does one with a damaged index" cmp <("$STITCH" cat "$work/store/b1-copy" logs/app.log) "$work/src/logs/app.log"
-rm -rf "$work/store/b1-copy"
+check "a full backup needs no resolved index" test ! -e "$work/store/b0/.stitchfs"
+check "nor does one whose base is full" test ! -e "$work/store/b1/.stitchfs"
 rm -rf "$work/r"
 check "restore incremental" "$STITCH" restore "$work/store/b1" "$work/r"
 check "restored tree equals the source" diff -r "$work/r" "$work/src"
@@ -41,6 +36,12 @@ mv "$work/moved-store" "$work/store"
 out=$("$STITCH" backup "$work/src" "$work/store/b2" --base "$work/store/b1" --files-cache --json)
 check "files cache reads nothing for an unchanged tree" grep -q '"bytes_read":0,' <<<"$out"
 check "files cache backup verifies" "$STITCH" verify "$work/store/b2"
+check "a backup whose base has a base keeps its resolved index" test -s "$work/store/b2/.stitchfs/index"
+cp -a "$work/store/b2" "$work/store/b2-copy"  # Another .backup identity: its index is not trusted.
+check "a copy whose index is stale reads the same" cmp <("$STITCH" cat "$work/store/b2-copy" logs/app.log) "$work/src/logs/app.log"
+echo garbage > "$work/store/b2-copy/.stitchfs/index"
+check "and so does one with a damaged index" cmp <("$STITCH" cat "$work/store/b2-copy" logs/app.log) "$work/src/logs/app.log"
+rm -rf "$work/store/b2-copy"
 
 # --- diff and log ------------------------------------------------------------------------------
 check "diff reports the append" grep -q '^+ logs/app.log (+1000 bytes)$' <<<"$("$STITCH" diff "$work/store/b0" "$work/store/b1")"
