@@ -29,14 +29,14 @@ StatusOr<std::pair<UniqueFd, uint64_t>> OpenChecked(int dir_fd, const std::strin
 }
 
 // The folder's fd, shared through the cache (opened again, and checked, when evicted).
-StatusOr<std::shared_ptr<const UniqueFd>> FolderFd(FdCache& cache, const BackupFolder& folder) {
+StatusOr<std::shared_ptr<const UniqueFd>> FolderFd(FdCache& cache, const LocalFolder& folder) {
   return cache.Get(folder.cache_key(), [&folder] { return folder.Reopen(); });
 }
 
 }  // namespace
 
 StatusOr<std::shared_ptr<const DataFile>> DataFile::Open(std::shared_ptr<FdCache> cache,
-                                                         std::shared_ptr<const BackupFolder> folder,
+                                                         std::shared_ptr<const LocalFolder> folder,
                                                          std::string relative) {
   ASSIGN_OR_RETURN(auto dir, FolderFd(*cache, *folder));
   ASSIGN_OR_RETURN(auto opened, OpenChecked(dir->get(), relative, folder->path() + "/" + relative));

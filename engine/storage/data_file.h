@@ -8,6 +8,7 @@
 #include "engine/base/fd_cache.h"
 #include "engine/base/random_access_file.h"
 #include "engine/storage/backup.h"
+#include "engine/storage/local_folder.h"
 #include "engine/storage/storage.h"
 
 namespace stitchfs::engine {
@@ -19,7 +20,7 @@ class DataFile final : public BackupDataFile {
   // `folder` alive. Errors: kBackupDamaged (missing, not a regular file),
   // kInsecurePath (a symlink), kIOError.
   static StatusOr<std::shared_ptr<const DataFile>> Open(std::shared_ptr<FdCache> cache,
-                                                        std::shared_ptr<const BackupFolder> folder,
+                                                        std::shared_ptr<const LocalFolder> folder,
                                                         std::string relative);
   ~DataFile() override;
 
@@ -32,7 +33,7 @@ class DataFile final : public BackupDataFile {
   StatusOr<std::shared_ptr<const UniqueFd>> Fd() const;
 
  private:
-  DataFile(std::shared_ptr<FdCache> cache, std::shared_ptr<const BackupFolder> folder,
+  DataFile(std::shared_ptr<FdCache> cache, std::shared_ptr<const LocalFolder> folder,
            std::string rel, uint64_t size)
       : cache_(std::move(cache)),
         folder_(std::move(folder)),
@@ -43,7 +44,7 @@ class DataFile final : public BackupDataFile {
   StatusOr<UniqueFd> Reopen() const;
 
   std::shared_ptr<FdCache> cache_;
-  std::shared_ptr<const BackupFolder> folder_;  // The folder the file is opened beneath.
+  std::shared_ptr<const LocalFolder> folder_;  // The folder the file is opened beneath.
   std::string rel_;
   std::string display_;
   uint64_t size_;

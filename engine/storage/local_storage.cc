@@ -12,6 +12,7 @@
 #include "engine/format/data_file_name.h"
 #include "engine/storage/backup.h"
 #include "engine/storage/data_file.h"
+#include "engine/storage/local_folder.h"
 #include "engine/storage/store.h"
 
 namespace stitchfs::engine {
@@ -68,21 +69,26 @@ std::shared_ptr<const LocalStorage> LocalStorage::Create(size_t max_open_files) 
 StatusOr<std::shared_ptr<const BackupFolder>> LocalStorage::OpenFolder(
     const std::string& location) const {
   UniqueFd fd;
-  ASSIGN_OR_RETURN(auto folder, BackupFolder::Open(location, &fd));
+  ASSIGN_OR_RETURN(auto folder, LocalFolder::Open(location, &fd));
   // Keep the fd just opened for the manifest and the data files that follow.
   RETURN_IF_ERROR(
       fds_->Get(folder->cache_key(), [&fd]() -> StatusOr<UniqueFd> { return std::move(fd); })
           .status());
-  return folder;
+  return std::shared_ptr<const BackupFolder>(std::move(folder));
 }
 
 std::shared_ptr<const BackupFolder> LocalStorage::ExpectFolder(const std::string& location,
                                                                const FolderIdentity& id) const {
-  return BackupFolder::Expect(location, id);
+  return LocalFolder::Expect(location, id);
+}
+
+StatusOr<std::shared_ptr<const UniqueFd>> LocalStorage::FolderFd(const BackupFolder& folder) const {
+  ASSIGN_OR_RETURN(const LocalFolder* local, LocalFolder::Of(folder));
+  return fds_->Get(local->cache_key(), [local] { return local->Reopen(); });
 }
 
 StatusOr<ManifestSource> LocalStorage::OpenManifest(const BackupFolder& folder) const {
-  ASSIGN_OR_RETURN(auto dir, fds_->Get(folder.cache_key(), [&folder] { return folder.Reopen(); }));
+  ASSIGN_OR_RETURN(auto dir, FolderFd(folder));
   const std::string& path = folder.path();
   UniqueFd fd(::openat(dir->get(), ".backup", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!fd) return ManifestOpenError(dir->get(), path, errno);
@@ -114,12 +120,14 @@ StatusOr<std::optional<ManifestIdentity>> LocalStorage::StatManifest(
 
 StatusOr<std::shared_ptr<const BackupDataFile>> LocalStorage::OpenDataFile(
     const std::shared_ptr<const BackupFolder>& folder, const std::string& relative) const {
-  ASSIGN_OR_RETURN(auto file, DataFile::Open(fds_, folder, relative));
+  auto local = std::dynamic_pointer_cast<const LocalFolder>(folder);
+  if (!local) RETURN_IF_ERROR(LocalFolder::Of(*folder).status());
+  ASSIGN_OR_RETURN(auto file, DataFile::Open(fds_, std::move(local), relative));
   return std::shared_ptr<const BackupDataFile>(std::move(file));
 }
 
 StatusOr<SharedBytes> LocalStorage::ReadIndex(const BackupFolder& folder) const {
-  ASSIGN_OR_RETURN(auto dir, fds_->Get(folder.cache_key(), [&folder] { return folder.Reopen(); }));
+  ASSIGN_OR_RETURN(auto dir, FolderFd(folder));
   const std::string name = folder.path() + "/" + std::string(kIndexFile);
   auto fd = OpenBeneath(dir->get(), std::string(kIndexFile));
   if (!fd.ok()) return Status::BackupNotFound("no index " + name);
@@ -132,7 +140,8 @@ StatusOr<SharedBytes> LocalStorage::ReadIndex(const BackupFolder& folder) const 
 }
 
 Status LocalStorage::WriteIndex(const BackupFolder& folder, std::string_view bytes) const {
-  ASSIGN_OR_RETURN(UniqueFd dir, folder.Reopen());
+  ASSIGN_OR_RETURN(const LocalFolder* local, LocalFolder::Of(folder));
+  ASSIGN_OR_RETURN(UniqueFd dir, local->Reopen());
   RETURN_IF_ERROR(MakeDirsBeneath(dir.get(), kStitchDir).status());
   return WriteFileAtomically(folder.path() + "/" + std::string(kStitchDir), "index", bytes);
 }

@@ -45,6 +45,9 @@ class LocalStorage final : public Storage {
   const FdCache& fd_cache() const { return *fds_; }
 
  private:
+  // The open fd of `folder` (a LocalFolder), from the cache or opened again and checked.
+  StatusOr<std::shared_ptr<const UniqueFd>> FolderFd(const BackupFolder& folder) const;
+
   std::shared_ptr<FdCache> fds_;
 };
 

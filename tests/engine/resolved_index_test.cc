@@ -159,15 +159,19 @@ TEST_F(ResolvedIndexTest, AMappedIndexOutlivesItsCacheFileBeingReplaced) {
 TEST_F(ResolvedIndexTest, ABaseFolderIsCheckedWhenFirstUsed) {
   auto r = Open("b2", Options());
   ASSERT_TRUE(r);
-  auto expected =
-      LocalStorage::Create()->ExpectFolder(r->level(1).path(), r->level(1).folder->identity());
-  EXPECT_TRUE(expected->Reopen().ok());
+  auto storage = LocalStorage::Create();
+  const std::string path = r->level(1).path();
+  auto expected = storage->ExpectFolder(path, r->level(1).folder->identity());
+  EXPECT_TRUE(storage->OpenDataFile(expected, "log/app.log").ok());
   FolderIdentity other = r->level(1).folder->identity();
   other.ino += 1;
-  auto wrong = LocalStorage::Create()->ExpectFolder(r->level(1).path(), other);
-  auto reopened = wrong->Reopen();
-  ASSERT_FALSE(reopened.ok());
-  EXPECT_EQ(reopened.status().code(), ErrorCode::kBackupDamaged);
+  auto opened = storage->OpenDataFile(storage->ExpectFolder(path, other), "log/app.log");
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), ErrorCode::kBackupDamaged) << opened.status().ToString();
+  // A folder that another storage made is refused, never taken for a local one.
+  auto foreign = std::make_shared<const BackupFolder>(path, r->level(1).folder->identity());
+  EXPECT_EQ(storage->OpenDataFile(foreign, "log/app.log").status().code(),
+            ErrorCode::kInvalidArgument);
 }
 
 TEST_F(ResolvedIndexTest, ADeepChainWithoutIndexesOpensFromItsBottomAndKeepsCheckpoints) {
