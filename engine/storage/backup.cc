@@ -27,13 +27,15 @@ StatusOr<std::shared_ptr<const Backup>> Backup::Open(const Storage& storage, con
   ASSIGN_OR_RETURN(auto folder, storage.OpenFolder(dir));
   ASSIGN_OR_RETURN(ManifestSource source, storage.OpenManifest(*folder));
   const ManifestIdentity id = source.identity;
-  if (id.size < ManifestCache::kMinManifestBytes) cache = nullptr;
+  const uint64_t bytes = source.bytes->size();  // (The identity's size may be another's.)
+  if (bytes < ManifestCache::kMinManifestBytes) cache = nullptr;
   std::unique_ptr<const Manifest> manifest = cache ? cache->Load(id) : nullptr;
   if (!manifest) {
     ASSIGN_OR_RETURN(manifest, ReadManifest(*source.bytes, folder->path()));
     if (cache) cache->Store(id, *manifest);
   }
-  return std::shared_ptr<const Backup>(new Backup(std::move(folder), std::move(manifest), id));
+  return std::shared_ptr<const Backup>(
+      new Backup(std::move(folder), std::move(manifest), id, bytes));
 }
 
 StatusOr<ManifestHeader> ReadBackupHeader(const Storage& storage, const std::string& dir,
@@ -48,7 +50,7 @@ StatusOr<ManifestHeader> ReadBackupHeader(const Storage& storage, const std::str
 StatusOr<std::shared_ptr<const Backup>> BackupCache::Open(const Storage& storage,
                                                           const std::string& dir,
                                                           const ManifestCache* cache) {
-  const std::string key = AbsolutePath(dir);
+  const std::string key = storage.Normal(dir);
   const auto now = storage.StatManifest(key);
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -57,10 +57,10 @@ class Backup {
 
  private:
   Backup(std::shared_ptr<const BackupFolder> folder, std::unique_ptr<const Manifest> m,
-         ManifestIdentity id)
+         ManifestIdentity id, uint64_t manifest_bytes)
       : folder_(std::move(folder)),
         manifest_(std::move(m)),
-        manifest_bytes_(id.size),
+        manifest_bytes_(manifest_bytes),
         identity_(id) {}
 
   std::shared_ptr<const BackupFolder> folder_;

@@ -23,6 +23,7 @@ class LocalStorage final : public Storage {
   // A storage with its own FdCache of `max_open_files` (0: DefaultFdCapacity()).
   static std::shared_ptr<const LocalStorage> Create(size_t max_open_files = 0);
 
+  std::string Normal(const std::string& location) const override { return AbsolutePath(location); }
   StatusOr<std::shared_ptr<const BackupFolder>> OpenFolder(
       const std::string& location) const override;
   std::shared_ptr<const BackupFolder> ExpectFolder(const std::string& location,

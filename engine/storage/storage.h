@@ -94,6 +94,9 @@ class Storage {
  public:
   virtual ~Storage() = default;
 
+  // The one spelling of `location` in this storage, for comparing and keying locations (a path
+  // made absolute and lexically normal for LocalStorage).
+  virtual std::string Normal(const std::string& location) const = 0;
   // The backup folder at `location` (a path on this machine for LocalStorage). kBackupNotFound
   // if there is none (missing, not a folder, not readable), kIOError otherwise.
   virtual StatusOr<std::shared_ptr<const BackupFolder>> OpenFolder(
