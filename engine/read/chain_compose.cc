@@ -30,6 +30,10 @@ std::string CacheKey(const std::string& path, const ManifestIdentity& id) {
   return key;
 }
 
+// For a backup that reads nothing from a base: every file's origin is itself, what
+// ResolvedBackup::origin gives when no origins were kept, so none are computed.
+ResolveOptions Alone() { return ResolveOptions(); }
+
 ResolveOptions Full() {
   ResolveOptions r;
   r.origins = true;
@@ -127,7 +131,7 @@ class ChainComposer {
   // from the one below (each manifest read once; the index of every kCheckpoint-th level and
   // of the top kept in the cache).
   StatusOr<std::unique_ptr<ResolvedBackup>> OpenUp(std::shared_ptr<const Backup> top) {
-    if (!UsesBase(top->manifest())) return ResolvedBackup::Walk(std::move(top), At(0), Full());
+    if (!UsesBase(top->manifest())) return ResolvedBackup::Walk(std::move(top), At(0), Alone());
     if (auto r = FromIndex(top, At(0))) return r;
     std::vector<std::string> paths{top->path()};
     std::unique_ptr<ResolvedBackup> below = Down(*top, paths);
@@ -139,7 +143,7 @@ class ChainComposer {
     for (size_t j = d; j-- > 0;) {
       ASSIGN_OR_RETURN(std::shared_ptr<const Backup> b, Level(top, paths, j));
       if (!UsesBase(b->manifest())) {
-        ASSIGN_OR_RETURN(below, ResolvedBackup::Walk(std::move(b), At(j), Full()));
+        ASSIGN_OR_RETURN(below, ResolvedBackup::Walk(std::move(b), At(j), Alone()));
         continue;
       }
       RETURN_IF_ERROR(CheckChain(*b, *below, At(j)));
@@ -152,7 +156,7 @@ class ChainComposer {
   // `top` (at `depth` below the backup first asked for) resolved with origins, recursively.
   StatusOr<std::unique_ptr<ResolvedBackup>> Open(std::shared_ptr<const Backup> top, size_t depth) {
     const ChainOptions o = At(depth);
-    if (!UsesBase(top->manifest())) return ResolvedBackup::Walk(std::move(top), o, Full());
+    if (!UsesBase(top->manifest())) return ResolvedBackup::Walk(std::move(top), o, Alone());
     if (auto r = FromIndex(top, o)) return r;
     if (depth >= kMaxCompose) {
       ASSIGN_OR_RETURN(auto r, ResolvedBackup::Walk(std::move(top), o, Full()));

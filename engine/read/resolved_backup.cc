@@ -209,14 +209,13 @@ void ResolvedBackup::Adopt(Tables t) {
   t.names.shrink_to_fit();
   t.files.shrink_to_fit();
   t.extents.shrink_to_fit();
+  SetOrigins(std::move(t.origins));  // Kept apart, so that replacing them frees them.
   auto kept = std::make_shared<const Tables>(std::move(t));
   extents_ = kept->extents;
   first_extent_ = kept->first_extent;
   files_ = kept->files;
   names_ = kept->names;
-  origins_ = kept->origins;
   backing_ = std::move(kept);
-  origins_backing_.reset();
 }
 
 void ResolvedBackup::SetOrigins(std::vector<Origin> o) {

@@ -133,7 +133,7 @@ class ResolvedBackup {
     std::string names;
     std::vector<Origin> origins;
   };
-  void Adopt(Tables t);                            // The views show `t`, kept in backing_.
+  void Adopt(Tables t);  // The views show `t`, kept in backing_ (its origins: SetOrigins).
   void SetOrigins(std::vector<Origin> o);          // origins_ shows `o`.
   std::string_view FileName(uint32_t file) const;  // REQUIRES: file < files_.size().
 
