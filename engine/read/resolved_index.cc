@@ -221,11 +221,16 @@ Status CheckLevels(const Decoded& d, const Backup& top, const ChainOptions& o,
       auto expected = BaseDirOf(child.path(), child.base_backup,
                                 j == 1 ? o.base_override : std::string(), o.disks);
       if (!expected.ok() || *expected != *path) return Stale("base moved: " + *path);
-      // The `.backup` is the one recorded (a folder replaced or rewritten has another); the
-      // folder is checked when a file in it is first opened.
+      // The folder and its `.backup` are the ones recorded (a folder replaced or rewritten has
+      // others). The folder is opened now, as a walk opens it: a reader keeps reading it if
+      // prune moves it aside while this backup is open (a folder opened only at the first read
+      // would be gone by then: EIO on a kept backup).
+      ASSIGN_OR_RETURN(folder, o.storage->OpenFolder(*path));
       auto manifest = o.storage->StatManifest(*path);
-      if (!manifest.ok() || *manifest != IdentityOf(rec)) return Stale("base changed: " + *path);
-      folder = o.storage->ExpectFolder(*path, {rec.folder_dev, rec.folder_ino});
+      if (folder->identity() != FolderIdentity{rec.folder_dev, rec.folder_ino} || !manifest.ok() ||
+          *manifest != IdentityOf(rec)) {
+        return Stale("base changed: " + *path);
+      }
     }
     out->push_back({folder, *uuid, *timestamp, rec.time_sec, IdentityOf(rec), *locator});
   }

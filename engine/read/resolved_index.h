@@ -11,11 +11,11 @@
 // place as arrays of records (mapped, when it comes from the per-user cache), never parsed. An
 // index is trusted only if every check passes: checksum and bounds; it was built from this very
 // `.backup` (identity) of this folder (path); every base is at the path its child's locator gives
-// under the caller's options, and its `.backup` has the identity recorded (a base rewritten,
-// replaced or moved makes the index stale; its folder's identity is checked when a file in it is
-// first opened, and another folder there is an error then); and its records agree with the manifest
-// (extent lengths add up to each file's size, levels and data file numbers in range, names pass the
-// path checks). Anything else is a miss: the chain is resolved as without an index.
+// under the caller's options, and its folder and `.backup` have the identities recorded (a base
+// rewritten, replaced or moved makes the index stale); and its records agree with the manifest
+// (extent lengths add up to each file's size, levels and data file numbers in range; names are
+// checked where they are opened). Anything else is a miss: the chain is resolved as without an
+// index.
 #pragma once
 
 #include <memory>
@@ -33,7 +33,7 @@ class ResolvedIndex {
   static std::string Encode(const ResolvedBackup& r);
 
   // The ResolvedBackup that `bytes` describes for `top`, with every check above; the bases'
-  // `.backup`s are stat'ed through `o.storage` (one call per level, no folder opened).
+  // folders opened and `.backup`s stat'ed through `o.storage`.
   // kBackupDamaged (malformed) or kWrongBaseBackup (stale) on a miss, which callers treat alike.
   // Origins are kept only if `keep_origins`. The result views `bytes` in place (and keeps them
   // alive).

@@ -29,10 +29,6 @@ StatusOr<std::shared_ptr<const LocalFolder>> LocalFolder::Open(const std::string
   return std::shared_ptr<const LocalFolder>(new LocalFolder(abs, id));
 }
 
-std::shared_ptr<const LocalFolder> LocalFolder::Expect(const std::string& path, FolderIdentity id) {
-  return std::shared_ptr<const LocalFolder>(new LocalFolder(path, id));
-}
-
 StatusOr<const LocalFolder*> LocalFolder::Of(const BackupFolder& folder) {
   if (auto* local = dynamic_cast<const LocalFolder*>(&folder)) return local;
   return Status::InvalidArgument("Backup " + folder.path() + " is not a local folder");

@@ -22,9 +22,6 @@ class LocalFolder final : public BackupFolder {
   // folder there (ENOENT, ENOTDIR, EACCES, not a folder), kIOError for other failures (EMFILE,
   // EIO, ...), both naming the path.
   static StatusOr<std::shared_ptr<const LocalFolder>> Open(const std::string& path, UniqueFd* fd);
-  // The folder at `path` (absolute and normal) as recorded with identity `id`, not opened now:
-  // Reopen refuses any other folder found there.
-  static std::shared_ptr<const LocalFolder> Expect(const std::string& path, FolderIdentity id);
   // `folder` as a LocalFolder; kInvalidArgument if another storage made it.
   static StatusOr<const LocalFolder*> Of(const BackupFolder& folder);
 

@@ -77,11 +77,6 @@ StatusOr<std::shared_ptr<const BackupFolder>> LocalStorage::OpenFolder(
   return std::shared_ptr<const BackupFolder>(std::move(folder));
 }
 
-std::shared_ptr<const BackupFolder> LocalStorage::ExpectFolder(const std::string& location,
-                                                               const FolderIdentity& id) const {
-  return LocalFolder::Expect(location, id);
-}
-
 StatusOr<std::shared_ptr<const UniqueFd>> LocalStorage::FolderFd(const BackupFolder& folder) const {
   ASSIGN_OR_RETURN(const LocalFolder* local, LocalFolder::Of(folder));
   return fds_->Get(local->cache_key(), [local] { return local->Reopen(); });

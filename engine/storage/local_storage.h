@@ -26,8 +26,6 @@ class LocalStorage final : public Storage {
   std::string Normal(const std::string& location) const override { return AbsolutePath(location); }
   StatusOr<std::shared_ptr<const BackupFolder>> OpenFolder(
       const std::string& location) const override;
-  std::shared_ptr<const BackupFolder> ExpectFolder(const std::string& location,
-                                                   const FolderIdentity& id) const override;
   StatusOr<ManifestSource> OpenManifest(const BackupFolder& folder) const override;
   StatusOr<std::optional<ManifestIdentity>> StatManifest(
       const std::string& location) const override;

@@ -101,12 +101,6 @@ class Storage {
   // if there is none (missing, not a folder, not readable), kIOError otherwise.
   virtual StatusOr<std::shared_ptr<const BackupFolder>> OpenFolder(
       const std::string& location) const = 0;
-  // The folder at `location` (as OpenFolder gave its path) as it was when `id` was recorded,
-  // without going to the storage now: whoever opens a file in it through this storage then
-  // gets kBackupDamaged if another folder is there (so a caller that has checked the folder's
-  // `.backup` against a record need not open the folder itself).
-  virtual std::shared_ptr<const BackupFolder> ExpectFolder(const std::string& location,
-                                                           const FolderIdentity& id) const = 0;
   // The manifest of `folder`: never following a symlink, never blocking, a regular file only.
   // kBackupNotFound (none, not a regular file, a symlink; naming a `.lock` left beside it),
   // kIOError.
