@@ -106,6 +106,8 @@ log_tables=$((files / 100))
 mt_tables=40
 touched=$((log_tables < 35 ? log_tables : 35))  # Log tables written to each day
 parts=$(((files - log_tables * 10 - log_tables - mt_tables - 1) / 10))
+# The files of every MergeTree part.
+PART_FILES="checksums.txt columns.txt count.txt primary.idx id.bin id.mrk2 ts.bin ts.mrk2 value.bin value.mrk2"
 log_dir() { echo "store/db_$(($1 % 5))/log_$1"; }
 # Day D's new parts are block new_block+D, above every part of day 1 (all_1_1_0 up to
 # all_N_N_0, N = parts / mt_tables + 1): 1000+D unless FILES is in the hundreds of thousands.
@@ -156,7 +158,7 @@ make_tree() {
     for p in $(seq 0 $((parts - 1))); do
       d="store/db_$((p % mt_tables % 5))/mt_$((p % mt_tables))/all_$((p / mt_tables + 1))_$((p / mt_tables + 1))_0"
       i=0
-      for f in checksums.txt columns.txt count.txt primary.idx id.bin id.mrk2 ts.bin ts.mrk2 value.bin value.mrk2; do
+      for f in $PART_FILES; do
         echo "w $((64 + (p * 97 + i * 389) % 2400)) $((p * 10 + i)) $d/$f"
         i=$((i + 1))
       done
@@ -183,7 +185,7 @@ change_day() {
       [ "$j" = 2 ] && p="store/db_$((m % 5))/mt_$m/tmp_insert_all_$((new_block + d))_$((new_block + d))_$j"
       mkdir -p "$S/$p"
       c=0
-      for f in checksums.txt columns.txt count.txt primary.idx id.bin id.mrk2 ts.bin ts.mrk2 value.bin value.mrk2; do
+      for f in $PART_FILES; do
         echo "w $((64 + (d * 31 + j * 977 + c * 389) % 2400)) $((d * 100 + j * 10 + c)) $p/$f"
         c=$((c + 1))
       done

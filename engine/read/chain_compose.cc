@@ -216,22 +216,28 @@ class ChainComposer {
       auto header = ReadBackupHeader(*o_.storage, *path, &id, &folder);
       if (!header.ok() || !uuids.insert(header->uuid).second) return nullptr;
       paths.push_back(*path);
-      if (HasIndex(*path, id)) {
+      if (auto bytes = FindIndex(*path, id)) {
         auto b = OpenBackup(*path, At(j));
         if (!b.ok()) return nullptr;
-        if (auto r = FromIndex(*b, At(j))) return r;
+        auto r = ResolvedIndex::Decode(*bytes, *b, At(j), /*keep_origins=*/true);
+        if (r.ok()) return std::move(*r);
+        if (auto other = FromIndex(*b, At(j))) return other;  // (Stale: the other copy, if any.)
       }
       locator = header->base_backup;
     }
     return nullptr;
   }
 
-  // Whether the backup at `path` whose `.backup` is `id` may have an index (its own, or in the
-  // cache), without reading its manifest.
-  bool HasIndex(const std::string& path, const ManifestIdentity& id) const {
+  // An index of the backup at `path` whose `.backup` is `id` (its own, else the cache's), found
+  // without reading its manifest; nullopt if it has none.
+  std::optional<SharedBytes> FindIndex(const std::string& path, const ManifestIdentity& id) const {
     auto folder = o_.storage->OpenFolder(path);
-    if (folder.ok() && o_.storage->ReadIndex(**folder).ok()) return true;
-    return o_.cache != nullptr && o_.cache->LoadIndex(CacheKey(path, id)).has_value();
+    if (folder.ok()) {
+      auto own = o_.storage->ReadIndex(**folder);
+      if (own.ok()) return std::move(*own);
+    }
+    if (o_.cache == nullptr) return std::nullopt;
+    return o_.cache->LoadIndex(CacheKey(path, id));
   }
 
   std::unique_ptr<ResolvedBackup> FromIndex(const std::shared_ptr<const Backup>& top,

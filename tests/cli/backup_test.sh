@@ -41,6 +41,10 @@ cp -a "$work/store/b2" "$work/store/b2-copy"  # Another .backup identity: its in
 check "a copy whose index is stale reads the same" cmp <("$STITCH" cat "$work/store/b2-copy" logs/app.log) "$work/src/logs/app.log"
 echo garbage > "$work/store/b2-copy/.stitchfs/index"
 check "and so does one with a damaged index" cmp <("$STITCH" cat "$work/store/b2-copy" logs/app.log) "$work/src/logs/app.log"
+rm "$work/store/b2-copy/.stitchfs/index"
+mkfifo "$work/store/b2-copy/.stitchfs/index"
+check "and one whose index is a FIFO, never waited on" bash -c 'set -o pipefail; timeout 20 "$0" cat "$1" logs/app.log | cmp - "$2"' \
+  "$STITCH" "$work/store/b2-copy" "$work/src/logs/app.log"
 rm -rf "$work/store/b2-copy"
 
 # --- diff and log ------------------------------------------------------------------------------
