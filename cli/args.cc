@@ -1,6 +1,6 @@
 #include "cli/args.h"
 
-#include "engine/storage/backup_folder.h"
+#include "engine/storage/locator.h"
 #include "engine/storage/manifest_cache.h"
 
 namespace stitchfs::cli {
@@ -47,16 +47,16 @@ engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec
     return engine::Status::InvalidArgument("wrong number of arguments");
   }
   for (size_t i = 0; i < spec.paths && i < a.positional.size(); ++i) {
-    a.positional[i] = engine::AbsolutePath(a.positional[i]);
+    a.positional[i] = engine::NormalLocation(a.positional[i]);
   }
   if (auto it = a.values.find("--base"); it != a.values.end()) {
-    for (auto& v : it->second) v = engine::AbsolutePath(v);
+    for (auto& v : it->second) v = engine::NormalLocation(v);
   }
   if (auto it = a.values.find("--disk"); it != a.values.end()) {
     for (auto& v : it->second) {
       const size_t eq = v.find('=');
       if (eq != std::string::npos && eq + 1 < v.size()) {
-        v = v.substr(0, eq + 1) + engine::AbsolutePath(v.substr(eq + 1));
+        v = v.substr(0, eq + 1) + engine::NormalLocation(v.substr(eq + 1));
       }
     }
   }

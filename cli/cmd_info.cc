@@ -6,6 +6,7 @@
 #include "engine/base/error_table.h"
 #include "engine/base/json_writer.h"
 #include "engine/read/backup_stats.h"
+#include "engine/storage/locator.h"
 
 namespace stitchfs::cli {
 namespace {
@@ -17,7 +18,7 @@ void PrintJson(const engine::ResolvedBackup& chain, const engine::BackupStats& s
   j.Key("path").String(chain.top().path()).Key("uuid").String(h.uuid);
   j.Key("timestamp").String(h.timestamp).Key("version").Number(static_cast<uint64_t>(h.version));
   j.Key("checksum_algorithm").String(engine::ChecksumAlgorithmName(h.algorithm));
-  j.Key("base_backup").String(h.base_backup);
+  j.Key("base_backup").String(engine::RedactLocator(h.base_backup));
   j.Key("num_files").Number(st.num_files).Key("total_size").Number(st.total_size);
   j.Key("num_entries").Number(st.num_entries).Key("size_of_entries").Number(st.size_of_entries);
   j.Key("uncompressed_size").Number(st.uncompressed_size);
@@ -45,7 +46,8 @@ void PrintText(const engine::ResolvedBackup& chain, const engine::BackupStats& s
   std::printf("timestamp:         %s\n", h.timestamp.c_str());
   std::printf("version:           %d\n", h.version);
   std::printf("checksums:         %s\n", engine::ChecksumAlgorithmName(h.algorithm));
-  std::printf("base_backup:       %s\n", h.base_backup.empty() ? "(none)" : h.base_backup.c_str());
+  std::printf("base_backup:       %s\n",
+              h.base_backup.empty() ? "(none)" : engine::RedactLocator(h.base_backup).c_str());
   std::printf("num_files:         %llu\n", static_cast<unsigned long long>(st.num_files));
   std::printf("total_size:        %llu (%s)\n", static_cast<unsigned long long>(st.total_size),
               HumanBytes(st.total_size).c_str());

@@ -14,8 +14,10 @@
 #include <memory>
 
 #include "engine/base/error_table.h"
-#include "engine/storage/local_storage.h"
+#include "engine/s3/s3_address.h"
+#include "engine/storage/locator.h"
 #include "engine/storage/manifest_cache.h"
+#include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
 #include "fs/backup_view.h"
 #include "fs/fuse_ops.h"
@@ -158,7 +160,9 @@ int main(int argc, char** argv) {
   }
   o.mountpoint = real;  // Absolute: the daemon changes folder, and unmount needs the real path.
   std::free(real);
-  if (char* real_backup = ::realpath(o.backup.c_str(), nullptr)) {
+  if (eng::IsS3Location(o.backup)) {
+    o.backup = eng::NormalLocation(o.backup);
+  } else if (char* real_backup = ::realpath(o.backup.c_str(), nullptr)) {
     o.backup = real_backup;  // The daemon changes folder; a store is read after that.
     std::free(real_backup);
   }
@@ -169,8 +173,8 @@ int main(int argc, char** argv) {
   attr.gid = o.gid;
   attr.umask = o.umask;
   o.chain.cache = eng::ManifestCache::Default();  // The per-user cache.
-  // Where backups are read from: the one choice of storage (a local folder).
-  o.chain.storage = eng::LocalStorage::Create(o.chain.max_open_files);
+  // Where backups are read from: folders here, or object storage for S3 addresses.
+  o.chain.storage = eng::RoutingStorage::Create(o.chain.max_open_files, o.s3);
   auto manifest = o.chain.storage->StatManifest(o.backup);
   if (!manifest.ok())
     return Fail(eng::ExitCodeFor(manifest.status()), manifest.status().ToString());
@@ -192,8 +196,11 @@ int main(int argc, char** argv) {
     ::malloc_trim(0);  // Return what building the tree used and freed (a few MB per million).
 #endif
   } else {
-    struct stat sst;
-    if (::stat(o.backup.c_str(), &sst) != 0 || !S_ISDIR(sst.st_mode)) {
+    auto scan = o.chain.storage->ScanStore(o.backup);
+    if (!scan.ok() && scan.status().code() != eng::ErrorCode::kBackupNotFound) {
+      return Fail(eng::ExitCodeFor(scan.status()), scan.status().ToString());
+    }
+    if (!scan.ok()) {
       return Fail(eng::kExitNotFound,
                   "BACKUP_NOT_FOUND: " + o.backup + " is neither a backup nor a store of backups");
     }

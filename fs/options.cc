@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/storage/backup_folder.h"
+#include "engine/storage/locator.h"
 
 namespace stitchfs::fs {
 
@@ -20,6 +21,9 @@ const char kUsage[] =
     "       allow_other, default_permissions (on whenever allow_other is),\n"
     "       uid=N, gid=N, umask=OCTAL (override owners and modes),\n"
     "       base=DIR (the backup's base), disk=NAME:DIR (Disk('NAME', ...) locators),\n"
+    "       s3_endpoint=URL, s3_region=R, s3_profile=NAME, s3_credentials=FILE (object\n"
+    "         storage: BACKUP may be s3://BUCKET/PREFIX or an http(s) URL; FILE is in the\n"
+    "         ~/.aws/credentials format; the AWS_* environment is read too),\n"
     "       readahead_kb=N (sequential read request size when root; default 1024, 0 = kernel's),\n"
     "       share_inodes (stores: a file unchanged between backups has one inode number),\n"
     "       max_backups=N, cache_mb=N, manifest_cache_mb=N (stores: memory bounds; default\n"
@@ -76,10 +80,18 @@ engine::Status MountOption(const std::string& opt, Options* o) {
   } else if (key == "manifest_cache_mb" && eq != std::string::npos) {
     ASSIGN_OR_RETURN(o->manifest_cache_mb, Number(key, val, 10));
   } else if (key == "base" && !val.empty()) {
-    o->chain.base_override = engine::AbsolutePath(val);  // Paths enter absolute and normal.
+    o->chain.base_override = engine::NormalLocation(val);  // Locations enter in one spelling.
   } else if (key == "disk" && val.find(':') != std::string::npos && val.find(':') > 0) {
     o->chain.disks[val.substr(0, val.find(':'))] =
         engine::AbsolutePath(val.substr(val.find(':') + 1));
+  } else if (key == "s3_endpoint" && !val.empty()) {
+    o->s3.endpoint = val;
+  } else if (key == "s3_region" && !val.empty()) {
+    o->s3.region = val;
+  } else if (key == "s3_profile" && !val.empty()) {
+    o->s3.profile = val;
+  } else if (key == "s3_credentials" && !val.empty()) {
+    o->s3.credentials_file = engine::AbsolutePath(val);  // A file: never a secret in argv.
   } else if ((key == "fsname" || key == "subtype") && !val.empty()) {
     o->fuse_mount_options.push_back(opt);
   } else if (kPassThrough.count(opt)) {

@@ -7,6 +7,7 @@
 
 #include "engine/base/status_or.h"
 #include "engine/read/chain_options.h"
+#include "engine/s3/s3_config.h"
 
 namespace stitchfs::fs {
 
@@ -26,6 +27,7 @@ struct Options {
   uint32_t spin_us = 200;  // Poll for the next request this long before sleeping; 0: libfuse's
                            // own loop.
   engine::ChainOptions chain;
+  engine::S3Settings s3;  // -o s3_endpoint=, s3_region=, s3_profile=, s3_credentials=.
   // Store mounts only.
   bool share_inodes = false;        // Unchanged files keep one inode number across backups.
   uint32_t max_backups = 32;        // Opened backups kept while idle,

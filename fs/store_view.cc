@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "engine/storage/local_storage.h"
+#include "engine/storage/routing_storage.h"
 #include "fs/xattrs.h"
 
 namespace stitchfs::fs {
@@ -37,7 +37,7 @@ engine::Status NoInode(uint64_t ino) {
 
 StoreOptions WithCaches(StoreOptions o) {
   if (!o.chain.backups) o.chain.backups = std::make_shared<engine::BackupCache>();
-  if (!o.chain.storage) o.chain.storage = engine::LocalStorage::Create(o.chain.max_open_files);
+  if (!o.chain.storage) o.chain.storage = engine::RoutingStorage::Create(o.chain.max_open_files);
   return o;
 }
 

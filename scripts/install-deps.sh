@@ -11,6 +11,8 @@ PACKAGES=(
   libgtest-dev                           # unit tests
   attr rsync procps                      # getfattr, rsync, pkill used by the integration tests
   clang-14 libclang-rt-14-dev llvm-14    # sanitizer build with the fuzz targets; llvm-symbolizer
+  libcurl4-openssl-dev ca-certificates   # S3 client: HTTP(S), SigV4 signing, the system CA store
+  curl ceph-mon ceph-osd radosgw         # a real S3 server (radosgw) for the tests and benchmarks
 )
 
 missing=()

@@ -34,6 +34,8 @@ int ExitCodeFor(const Status& s) {
       return kExitFailure;
     case ErrorCode::kNotSupported:
       return kExitNotSupported;
+    case ErrorCode::kAccessDenied:
+      return kExitAccessDenied;
   }
   return kExitFailure;
 }
@@ -50,6 +52,8 @@ int ErrnoFor(const Status& s) {
       return EROFS;
     case ErrorCode::kIOError:
       return s.sys_errno() == ENOMEM ? ENOMEM : EIO;
+    case ErrorCode::kAccessDenied:
+      return EACCES;
     case ErrorCode::kInternal:
     case ErrorCode::kBackupNotFound:
     case ErrorCode::kVersionNotSupported:

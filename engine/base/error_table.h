@@ -16,7 +16,8 @@ enum ExitCode : int {
   kExitVersion = 11,        // BACKUP_VERSION_NOT_SUPPORTED.
   kExitEntryNotFound = 12,  // BACKUP_ENTRY_NOT_FOUND.
   kExitAlreadyExists = 13,  // BACKUP_ALREADY_EXISTS.
-  kExitNotSupported = 14,   // A valid backup this build cannot serve (S3 base, archive).
+  kExitNotSupported = 14,   // A valid backup this build cannot serve (an archive).
+  kExitAccessDenied = 15,   // ACCESS_DENIED: the storage refused the credentials.
   kExitDamaged = 20,        // BACKUP_DAMAGED.
   kExitNoBase = 21,         // NO_BASE_BACKUP.
   kExitWrongBase = 22,      // WRONG_BASE_BACKUP.
@@ -29,7 +30,7 @@ int ExitCodeFor(const Status& s);
 
 // A positive errno for a FUSE reply: EIO for anything that means damage or an internal
 // error (never ENOENT for a missing data file), ENOMEM kept, ENOENT for a missing entry,
-// EROFS for unsupported writes, EINVAL for bad arguments.
+// EROFS for unsupported writes, EINVAL for bad arguments, EACCES for refused credentials.
 int ErrnoFor(const Status& s);
 
 }  // namespace stitchfs::engine

@@ -34,6 +34,8 @@ const char* ErrorCodeName(ErrorCode code) {
       return "IO_ERROR";
     case ErrorCode::kNotSupported:
       return "NOT_IMPLEMENTED";
+    case ErrorCode::kAccessDenied:
+      return "ACCESS_DENIED";
   }
   return "UNKNOWN";
 }

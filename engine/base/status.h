@@ -23,7 +23,8 @@ enum class ErrorCode {
   kInsecurePath,         // A name in the manifest is absolute or escapes the backup.
   kExpectedEndOfFile,    // A file declared immutable grew while it was read.
   kIOError,              // A system call failed; errno() tells which error.
-  kNotSupported,         // A valid request this build cannot serve (S3 locator, a write).
+  kNotSupported,         // A valid request this build cannot serve (an archive, a write).
+  kAccessDenied,         // The storage refused the credentials or the request (S3 403).
 };
 
 // The ClickHouse-style name of a code, e.g. "BACKUP_DAMAGED".
@@ -64,6 +65,7 @@ class [[nodiscard]] Status {
     return {ErrorCode::kExpectedEndOfFile, std::move(m)};
   }
   static Status NotSupported(std::string m) { return {ErrorCode::kNotSupported, std::move(m)}; }
+  static Status AccessDenied(std::string m) { return {ErrorCode::kAccessDenied, std::move(m)}; }
   // An I/O error; `context` names the operation and file, `sys_errno` is kept for the caller.
   static Status IOError(std::string context, int sys_errno);
 

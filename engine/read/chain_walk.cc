@@ -39,7 +39,8 @@ StatusOr<std::shared_ptr<const Backup>> OpenBase(const Backup& child, size_t lev
   }
   auto base = OpenBackup(dir, o);
   if (!base.ok() && base.status().code() == ErrorCode::kBackupNotFound) {
-    return Status::NoBaseBackup(child.Prefix() + "base backup " + child.header().base_backup +
+    return Status::NoBaseBackup(child.Prefix() + "base backup " +
+                                RedactLocator(child.header().base_backup) +
                                 " cannot be opened: " + base.status().message());
   }
   return base;
@@ -66,7 +67,7 @@ Status CheckBaseEntries(const Backup& child, const Backup& base) {
 StatusOr<std::string> BaseDirOf(const std::string& child_path, std::string_view locator,
                                 const std::string& override,
                                 const std::map<std::string, std::string>& disks) {
-  if (!override.empty()) return AbsolutePath(override);
+  if (!override.empty()) return NormalLocation(override);
   return ResolveLocator(locator, ParentDir(child_path), disks);
 }
 

@@ -6,7 +6,7 @@
 #include "engine/base/concat_file.h"
 #include "engine/read/chain_compose.h"
 #include "engine/read/chain_walk.h"
-#include "engine/storage/local_storage.h"
+#include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
 
 namespace stitchfs::engine {
@@ -199,7 +199,7 @@ StatusOr<std::shared_ptr<const ResolvedBackup>> ResolvedBackup::Open(const std::
                                                                      const ResolveOptions& r) {
   ChainOptions local = options;
   if (!local.storage) {
-    local.storage = LocalStorage::Create(options.max_open_files);
+    local.storage = RoutingStorage::Create(options.max_open_files);
   }
   ASSIGN_OR_RETURN(std::unique_ptr<ResolvedBackup> out, OpenChain(dir, local, r));
   return std::shared_ptr<const ResolvedBackup>(std::move(out));
@@ -253,7 +253,7 @@ StatusOr<std::shared_ptr<const BackupDataFile>> ResolvedBackup::OpenDataFile(
   std::lock_guard<std::mutex> lock(mu_);
   if (auto cached = open_[key].lock()) return cached;
   std::string name(own ? top_->manifest().entry(rep).data_file : FileName(x.file));
-  ASSIGN_OR_RETURN(auto file, storage_->OpenDataFile(levels_[x.level].folder, name));
+  ASSIGN_OR_RETURN(auto file, storage_->OpenDataFile(levels_[x.level].folder, name, x.length));
   open_[key] = file;
   if (++inserts_ % 1024 == 0) {  // Forget the files no reader holds any more.
     std::erase_if(open_, [](const auto& kv) { return kv.second.expired(); });

@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "engine/format/manifest_reader.h"
-#include "engine/storage/local_storage.h"
 #include "engine/storage/manifest_cache.h"
+#include "engine/storage/routing_storage.h"
 
 namespace stitchfs::engine {
 
@@ -19,7 +19,7 @@ StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
 
 StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir,
                                                      const ManifestCache* cache) {
-  return Open(*LocalStorage::Create(), dir, cache);
+  return Open(*RoutingStorage::Create(), dir, cache);
 }
 
 StatusOr<std::shared_ptr<const Backup>> Backup::Open(const Storage& storage, const std::string& dir,

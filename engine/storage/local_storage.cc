@@ -13,6 +13,7 @@
 #include "engine/storage/backup.h"
 #include "engine/storage/data_file.h"
 #include "engine/storage/local_folder.h"
+#include "engine/storage/locator.h"
 #include "engine/storage/store.h"
 
 namespace stitchfs::engine {
@@ -108,13 +109,18 @@ StatusOr<std::optional<ManifestIdentity>> StatManifest(const std::string& dir) {
   return std::optional(IdentityOf(st));
 }
 
+std::string LocalStorage::LocatorFor(const std::string& location) const {
+  return FileLocator(AbsolutePath(location));
+}
+
 StatusOr<std::optional<ManifestIdentity>> LocalStorage::StatManifest(
     const std::string& location) const {
   return engine::StatManifest(location);
 }
 
 StatusOr<std::shared_ptr<const BackupDataFile>> LocalStorage::OpenDataFile(
-    const std::shared_ptr<const BackupFolder>& folder, const std::string& relative) const {
+    const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
+    uint64_t /*declared_size: the file's own size is learnt when it is opened*/) const {
   auto local = std::dynamic_pointer_cast<const LocalFolder>(folder);
   if (!local) RETURN_IF_ERROR(LocalFolder::Of(*folder).status());
   ASSIGN_OR_RETURN(auto file, DataFile::Open(fds_, std::move(local), relative));

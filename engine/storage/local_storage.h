@@ -30,13 +30,14 @@ class LocalStorage final : public Storage {
   StatusOr<std::optional<ManifestIdentity>> StatManifest(
       const std::string& location) const override;
   StatusOr<std::shared_ptr<const BackupDataFile>> OpenDataFile(
-      const std::shared_ptr<const BackupFolder>& folder,
-      const std::string& relative) const override;
+      const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
+      uint64_t declared_size) const override;
   StatusOr<SharedBytes> ReadIndex(const BackupFolder& folder) const override;
   Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const override;
   StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const override;
   // Written with BackupLock, staged in `.stitch-tmp` inside the destination, published by
   // rename, made durable with one syncfs, the manifest through WriteFileAtomically.
+  std::string LocatorFor(const std::string& location) const override;
   StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
                                                       const std::string& uuid,
                                                       std::string* notice) const override;

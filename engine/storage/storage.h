@@ -111,9 +111,13 @@ class Storage {
       const std::string& location) const = 0;
   // Data file `relative` of `folder`, opened and checked: kBackupDamaged (missing, not a
   // regular file, or the folder replaced or removed since it was opened), kInsecurePath (a
-  // symlink, or a name leaving the folder), kIOError.
+  // symlink, or a name leaving the folder), kIOError. `declared_size` is the length the
+  // manifest gives it: a storage that cannot learn a length without a request of its own (an
+  // object store) takes it as the size and fails the reads (kBackupDamaged) if the object
+  // turns out to have another; one that can learns the real size.
   virtual StatusOr<std::shared_ptr<const BackupDataFile>> OpenDataFile(
-      const std::shared_ptr<const BackupFolder>& folder, const std::string& relative) const = 0;
+      const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
+      uint64_t declared_size) const = 0;
   // The resolved index kept with the backup of `folder` (ResolvedIndex; `.stitchfs/index`
   // locally), read whole into memory of its own (never mapped: the file is not ours to keep
   // from being cut short): kBackupNotFound if there is none, kIOError.
@@ -122,6 +126,11 @@ class Storage {
   virtual Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const = 0;
   // The backups of the store at `location` by name (the rules of engine::ScanStore).
   virtual StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const = 0;
+
+  // The ClickHouse locator text that names the backup at `location` from anywhere (a base
+  // locator): `File('/abs/path')` locally, `S3('https://endpoint/bucket/key')` for object
+  // storage (never with credentials).
+  virtual std::string LocatorFor(const std::string& location) const = 0;
 
   // Starts writing backup `uuid` at `location`: kBackupAlreadyExists if a backup, a live
   // writer's `.lock` or anything else is there. An unfinished backup whose writer died is taken

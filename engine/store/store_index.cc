@@ -5,7 +5,7 @@
 #include <set>
 #include <tuple>
 
-#include "engine/storage/local_storage.h"
+#include "engine/storage/routing_storage.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -44,7 +44,7 @@ class ScanGuard {
 StoreIndex::StoreIndex(std::string store, Clock clock, Log log,
                        std::shared_ptr<const Storage> storage)
     : store_(std::move(store)),
-      storage_(storage ? std::move(storage) : LocalStorage::Create(1)),
+      storage_(storage ? std::move(storage) : RoutingStorage::Create(1)),
       clock_(clock ? std::move(clock) : Clock(SystemNs)),
       log_(std::move(log)),
       created_ns_(clock_()),

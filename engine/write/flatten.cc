@@ -13,7 +13,7 @@
 #include "engine/format/manifest_writer.h"
 #include "engine/read/restore.h"
 #include "engine/read/restore_meta.h"
-#include "engine/storage/local_storage.h"
+#include "engine/storage/routing_storage.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -30,7 +30,7 @@ Status WriteDataFile(const ResolvedBackup& chain, size_t idx, BackupWriter& writ
 
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
                                       bool keep_uuid) {
-  return FlattenBackup(chain, dest, keep_uuid, *LocalStorage::Create(1));
+  return FlattenBackup(chain, dest, keep_uuid, *RoutingStorage::Create(1));
 }
 
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,

@@ -18,8 +18,9 @@
 #include "engine/format/manifest_writer.h"
 #include "engine/read/chain_compose.h"
 #include "engine/read/resolved_backup.h"
-#include "engine/storage/local_storage.h"
+#include "engine/s3/s3_address.h"
 #include "engine/storage/locator.h"
+#include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
 #include "engine/write/file_pass.h"
 #include "engine/write/source_read.h"
@@ -108,8 +109,11 @@ StatusOr<std::shared_ptr<const ResolvedBackup>> OpenBase(const BackupOptions& o)
   return chain;
 }
 
-// `File('<base relative to the folder holding dest>')`, so a store can be moved as a whole.
-std::string BaseLocator(const std::string& base, const std::string& dest) {
+// A File locator relative to the destination's folder when both are on this machine (a store
+// stays valid when moved whole); else the storage's absolute locator (S3('url') for a base in
+// object storage, as ClickHouse writes it).
+std::string BaseLocator(const Storage& storage, const std::string& base, const std::string& dest) {
+  if (IsS3Location(base) || IsS3Location(dest)) return storage.LocatorFor(base);
   fs::path b = fs::absolute(base).lexically_normal();
   fs::path holder = fs::absolute(dest).lexically_normal().parent_path();
   fs::path rel = b.lexically_relative(holder);
@@ -132,8 +136,9 @@ StatusOr<ChecksumAlgorithm> AlgorithmFor(const BackupOptions& o, const ResolvedB
   return alg;
 }
 
-ManifestHeader HeaderFor(const BackupOptions& o, const BackupSummary& s, const ResolvedBackup* base,
-                         const std::vector<FileEntry>& entries, ChecksumAlgorithm alg) {
+ManifestHeader HeaderFor(const BackupOptions& o, const Storage& storage, const BackupSummary& s,
+                         const ResolvedBackup* base, const std::vector<FileEntry>& entries,
+                         ChecksumAlgorithm alg) {
   ManifestHeader h;
   h.timestamp = o.timestamp.empty() ? FormatCivil(NowCivil()) : o.timestamp;
   h.uuid = s.uuid;
@@ -142,7 +147,7 @@ ManifestHeader HeaderFor(const BackupOptions& o, const BackupSummary& s, const R
   bool uses_base = false;
   for (const auto& e : entries) uses_base |= e.uses_base();
   if (uses_base) {
-    h.base_backup = BaseLocator(o.base, o.dest);
+    h.base_backup = BaseLocator(storage, o.base, o.dest);
     h.base_backup_uuid = base->top().header().uuid;
   }
   return h;
@@ -174,7 +179,7 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
   summary.uuid = NewUuid();
   std::string notice;
   const std::shared_ptr<const Storage> storage =
-      o.storage ? o.storage : std::shared_ptr<const Storage>(LocalStorage::Create(1));
+      o.storage ? o.storage : std::shared_ptr<const Storage>(RoutingStorage::Create(1));
   ASSIGN_OR_RETURN(auto writer, storage->StartBackup(o.dest, summary.uuid, &notice));
   if (!notice.empty()) summary.warnings.push_back(notice);
   summary.warnings.insert(summary.warnings.end(), tree.warnings.begin(), tree.warnings.end());
@@ -189,7 +194,7 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
   std::deque<std::string> data_names;
   ASSIGN_OR_RETURN(std::vector<FileEntry> entries,
                    ReadAll(o, tree, ro, progress, &summary, data_names));
-  const ManifestHeader h = HeaderFor(o, summary, base.get(), entries, alg);
+  const ManifestHeader h = HeaderFor(o, *storage, summary, base.get(), entries, alg);
   std::vector<Node> nodes;
   for (const SourceNode& n : tree.nodes) nodes.push_back({n.type, n.name, n.target, n.meta});
   summary.nodes = nodes.size();

@@ -85,7 +85,10 @@ check "nothing written outside the target" test ! -e "$work/etc/passwd"
 
 cp -r "$S" "$work/s3"
 sed -i "s|<base_backup>[^<]*<|<base_backup>S3(\&apos;https://s3/bucket/b1\&apos;)<|" "$work/s3/b2/.backup"
-expect_exit 14 "S3('https://s3/bucket/b1')" -- "$STITCH" info "$work/s3/b2"
+# An S3 base on a host that does not resolve: an I/O error naming it, after one attempt here.
+expect_exit 1 "https://s3/bucket/b1" -- env STITCH_S3_MAX_ATTEMPTS=1 "$STITCH" info "$work/s3/b2"
+sed -i "s|<base_backup>[^<]*<|<base_backup>AzureBlobStorage(\&apos;conn\&apos;, \&apos;c\&apos;, \&apos;b1\&apos;)<|" "$work/s3/b2/.backup"
+expect_exit 14 "AzureBlobStorage(...)" -- "$STITCH" info "$work/s3/b2"
 
 # Damage that only reading finds: verify reports every problem, with the backup at fault.
 cp -r "$S" "$work/t"

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "engine/read/resolved_backup.h"
-#include "engine/storage/local_storage.h"
+#include "engine/storage/routing_storage.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {
@@ -112,7 +112,9 @@ TEST(ConcatFileTest, RandomConcurrentReadsOfAStitchedChainMatchTheOriginal) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(mismatches.load(), 0);
-  EXPECT_LE(dynamic_cast<const LocalStorage&>((*opened)->storage()).fd_cache().open_count(), 4u);
+  EXPECT_LE(
+      dynamic_cast<const RoutingStorage&>((*opened)->storage()).local().fd_cache().open_count(),
+      4u);
 }
 
 }  // namespace

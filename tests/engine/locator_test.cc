@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/s3/s3_address.h"
+#include "engine/s3/s3_keyring.h"
+
 namespace stitchfs::engine {
 namespace {
 
@@ -37,9 +40,10 @@ TEST(LocatorTest, Resolves) {
             ErrorCode::kNoBaseBackup);
   EXPECT_EQ(ResolveLocator("Disk('backups', '../../etc')", "/store", disks).status().code(),
             ErrorCode::kInsecurePath);
-  auto s3 = ResolveLocator("S3('https://s3/bucket/base')", "/store", disks);
-  EXPECT_EQ(s3.status().code(), ErrorCode::kNotSupported);
-  EXPECT_NE(s3.status().message().find("S3('https://s3/bucket/base')"), std::string::npos);
+  EXPECT_EQ(*ResolveLocator("S3('https://s3.example/bucket/base')", "/store", disks),
+            "https://s3.example/bucket/base");
+  auto azure = ResolveLocator("AzureBlobStorage('conn', 'c', 'b')", "/store", disks);
+  EXPECT_EQ(azure.status().code(), ErrorCode::kNotSupported);
   EXPECT_EQ(ResolveLocator("File('b.zip')", "/s", disks).status().code(), ErrorCode::kNotSupported);
   // Any spelling of a path inside the disk resolves there; none reaches above it.
   EXPECT_EQ(*ResolveLocator("Disk('backups', '.')", "/store", disks), "/srv/bk");
@@ -51,6 +55,33 @@ TEST(LocatorTest, Resolves) {
   // File() paths come back absolute and normal, whatever the holder's spelling.
   EXPECT_EQ(*ResolveLocator("File('../day8')", "/store/./x/../", disks), "/day8");
   EXPECT_EQ(*ResolveLocator("File('../day8/')", "/srv/store/day9/..", disks), "/srv/day8");
+}
+
+TEST(LocatorTest, ResolvesS3LocatorsWithoutShowingSecrets) {
+  std::map<std::string, std::string> none;
+  auto r = ResolveLocator("S3('http://127.0.0.1:9/bk/day1', 'AKEY', 'SECRET')", "/s", none);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, "http://127.0.0.1:9/bk/day1");
+  auto kept = S3Keyring::Global().Find(*ParseS3Address(*r));
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->access_key, "AKEY");
+  EXPECT_EQ(kept->secret_key, "SECRET");
+  const std::string shown =
+      RedactLocator("S3('http://h/b/k?X-Amz-Signature=zz', 'AKEY', 'SECRET')");
+  EXPECT_EQ(shown, "S3('http://h/b/k', '[HIDDEN]', '[HIDDEN]')");
+  EXPECT_EQ(RedactLocator("File('/a')"), "File('/a')");
+  auto bad = ResolveLocator("S3('http://h/b/k', 'AKEY')", "/s", none);
+  EXPECT_EQ(bad.status().code(), ErrorCode::kNotSupported);
+  EXPECT_EQ(bad.status().message().find("AKEY"), std::string::npos);
+}
+
+TEST(LocatorTest, RelativeFileBesideAnS3BackupStaysInItsBucket) {
+  std::map<std::string, std::string> none;
+  EXPECT_EQ(*ResolveLocator("File('../day1')", "s3://bk/store/x", none), "s3://bk/store/day1");
+  EXPECT_EQ(*ResolveLocator("File('day1')", "s3://bk/store", none), "s3://bk/store/day1");
+  EXPECT_EQ(ResolveLocator("File('../../x')", "s3://bk/store", none).status().code(),
+            ErrorCode::kInsecurePath);
+  EXPECT_EQ(NormalLocation("s3://bk//a/b/"), "s3://bk/a/b");
 }
 
 }  // namespace

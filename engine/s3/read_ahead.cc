@@ -1,0 +1,117 @@
+#include "engine/s3/read_ahead.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace stitchfs::engine {
+
+struct ReadAhead::Bytes {
+  Status status;
+  std::string data;
+};
+
+ReadAhead::ReadAhead(uint64_t size, RangeFetch fetch, ReadAheadOptions options)
+    : size_(size), fetch_(std::move(fetch)), o_(options) {}
+
+ReadAhead::~ReadAhead() {
+  for (Stream& s : streams_) {
+    for (Chunk& c : s.chunks) c.data.wait();
+  }
+}
+
+void ReadAhead::TopUp(Stream& s) const {
+  while (s.next_fetch < size_ && s.next_fetch < s.pos + s.window) {
+    const uint64_t len =
+        std::min({std::clamp(s.window / 2, o_.first_window, o_.max_chunk), size_ - s.next_fetch});
+    Chunk c{s.next_fetch, len, {}};
+    c.data = std::async(std::launch::async, [fetch = fetch_, off = c.offset, len]() {
+               auto b = std::make_shared<Bytes>();
+               b->data.resize(len);
+               b->status = fetch(off, {b->data.data(), b->data.size()});
+               return std::shared_ptr<const Bytes>(std::move(b));
+             }).share();
+    s.chunks.push_back(std::move(c));
+    s.next_fetch += len;
+  }
+}
+
+std::optional<std::pair<uint64_t, ReadAhead::Chunk>> ReadAhead::ChunkFor(uint64_t pos) const {
+  for (Stream& s : streams_) {
+    for (const Chunk& c : s.chunks) {
+      if (pos >= c.offset && pos < c.offset + c.length) {
+        s.last_use = ++clock_;
+        s.pos = std::max(s.pos, pos);
+        TopUp(s);
+        return std::make_pair(s.id, c);
+      }
+    }
+  }
+  // A new stream where a read ended (or at the start): someone is reading on.
+  bool resumes = pos == 0 || pos == random_end_;
+  for (const Stream& s : streams_) resumes = resumes || s.next_fetch == pos;
+  if (!resumes) return std::nullopt;
+  if (streams_.size() >= o_.max_streams) {
+    auto oldest =
+        std::min_element(streams_.begin(), streams_.end(),
+                         [](const Stream& a, const Stream& b) { return a.last_use < b.last_use; });
+    for (Chunk& c : oldest->chunks) c.data.wait();  // (Its fetches hold no lock of ours.)
+    streams_.erase(oldest);
+  }
+  streams_.push_back(Stream{next_id_++, pos, pos, o_.first_window, ++clock_, {}});
+  Stream& s = streams_.back();
+  TopUp(s);
+  return std::make_pair(s.id, s.chunks.front());
+}
+
+void ReadAhead::Consumed(uint64_t stream, const Chunk& c, uint64_t end) const {
+  for (Stream& s : streams_) {
+    if (s.id != stream) continue;
+    s.pos = std::max(s.pos, end);
+    if (end == c.offset + c.length) s.window = std::min(s.window * 2, o_.max_window);
+    // Keep 1 MiB behind the reader for small backward seeks; drop the rest.
+    while (!s.chunks.empty() &&
+           s.chunks.front().offset + s.chunks.front().length + (1 << 20) <= s.pos) {
+      s.chunks.pop_front();
+    }
+    TopUp(s);
+    return;
+  }
+}
+
+void ReadAhead::DropStream(uint64_t stream) const {
+  std::erase_if(streams_, [&](const Stream& s) { return s.id == stream; });
+}
+
+StatusOr<size_t> ReadAhead::ReadAt(uint64_t offset, std::span<char> dst) const {
+  if (offset >= size_) return size_t{0};
+  const uint64_t n = std::min<uint64_t>(dst.size(), size_ - offset);
+  uint64_t done = 0;
+  while (done < n) {
+    const uint64_t pos = offset + done;
+    std::unique_lock<std::mutex> lock(mu_);
+    auto found = ChunkFor(pos);
+    if (!found) {
+      random_end_ = offset + n;
+      lock.unlock();
+      RETURN_IF_ERROR(fetch_(pos, dst.subspan(done, n - done)));
+      return n;
+    }
+    lock.unlock();
+    const auto& [stream, chunk] = *found;
+    std::shared_ptr<const Bytes> bytes = chunk.data.get();
+    if (!bytes->status.ok()) {
+      lock.lock();
+      DropStream(stream);  // A later read starts again and fetches anew.
+      return bytes->status;
+    }
+    const uint64_t take = std::min(chunk.offset + chunk.length, offset + n) - pos;
+    std::memcpy(dst.data() + done, bytes->data.data() + (pos - chunk.offset), take);
+    done += take;
+    lock.lock();
+    Consumed(stream, chunk, pos + take);
+  }
+  return n;
+}
+
+}  // namespace stitchfs::engine

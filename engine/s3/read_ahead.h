@@ -1,0 +1,69 @@
+// ReadAhead: positional reads of a remote object, fast for streaming readers and cheap for
+// random ones. A reader that goes on where it left off gets a stream: ranges fetched ahead of
+// it in the background, the window starting at 1 MiB and doubling as it streams up to a cap
+// (as mountpoint-s3 does), several ranges in flight. A read elsewhere fetches just its range.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "engine/base/status_or.h"
+
+namespace stitchfs::engine {
+
+// Fills all of `dst` with the object's bytes from `offset` (the caller never asks past the
+// end), or fails.
+using RangeFetch = std::function<Status(uint64_t offset, std::span<char> dst)>;
+
+struct ReadAheadOptions {
+  uint64_t first_window = 1 << 20;
+  uint64_t max_window = 64 << 20;  // Bytes fetched ahead of a stream at most.
+  uint64_t max_chunk = 8 << 20;    // The largest single range request.
+  size_t max_streams = 4;          // Streams kept per object (several readers at once).
+};
+
+// Thread-safe.
+class ReadAhead {
+ public:
+  ReadAhead(uint64_t size, RangeFetch fetch, ReadAheadOptions options = {});
+  ~ReadAhead();  // Waits for the ranges in flight.
+
+  // RandomAccessFile's contract: exactly min(dst.size(), size - offset) bytes, or an error
+  // (a failed range fails only the reads that need it; a later read fetches it again).
+  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const;
+
+ private:
+  struct Bytes;
+  struct Chunk {
+    uint64_t offset = 0, length = 0;
+    std::shared_future<std::shared_ptr<const Bytes>> data;
+  };
+  struct Stream {
+    uint64_t id = 0, pos = 0, next_fetch = 0, window = 0, last_use = 0;
+    std::deque<Chunk> chunks;
+  };
+
+  // The chunk holding `pos`, topping its stream up; starts a stream at `pos` if a read ended
+  // there. nullopt: no stream wants `pos` (a random read). Requires mu_.
+  std::optional<std::pair<uint64_t, Chunk>> ChunkFor(uint64_t pos) const;
+  void TopUp(Stream& s) const;
+  void Consumed(uint64_t stream, const Chunk& c, uint64_t end) const;
+  void DropStream(uint64_t stream) const;
+
+  const uint64_t size_;
+  const RangeFetch fetch_;
+  const ReadAheadOptions o_;
+  mutable std::mutex mu_;
+  mutable std::vector<Stream> streams_;
+  mutable uint64_t clock_ = 0, next_id_ = 1;
+  mutable uint64_t random_end_ = 0;  // Where the last random read ended: a stream starts there.
+};
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,77 @@
+// S3Bucket: the object operations stitch uses on one bucket (HEAD, ranged GET, PUT, DELETE,
+// LIST, multipart upload), with S3's answers turned into Status codes: a refused credential is
+// ACCESS_DENIED, a missing bucket BACKUP_NOT_FOUND, an object replaced between two reads of it
+// BACKUP_DAMAGED; a server that stays unreachable is an I/O error.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/s3/s3_client.h"
+
+namespace stitchfs::engine {
+
+struct S3Object {
+  std::string key;
+  uint64_t size = 0;
+  std::string etag;
+};
+
+struct S3Listing {
+  std::vector<S3Object> objects;
+  std::vector<std::string> prefixes;  // Common prefixes (with their trailing delimiter).
+};
+
+struct S3Upload {
+  std::string key, upload_id;
+};
+
+// What a ranged GET brought.
+struct S3Range {
+  size_t bytes = 0;    // Written into the destination.
+  uint64_t total = 0;  // The object's whole length.
+  std::string etag;
+};
+
+// Thread-safe.
+class S3Bucket {
+ public:
+  explicit S3Bucket(std::shared_ptr<const S3Client> client) : client_(std::move(client)) {}
+
+  // The object `key`, or nullopt if there is none.
+  StatusOr<std::optional<S3Object>> Head(const std::string& key) const;
+  // Up to dst.size() bytes of `key` from `offset` (fewer only at the object's end). With
+  // `if_match`, kBackupDamaged if the object is no longer that version. kBackupNotFound if
+  // there is no such object.
+  StatusOr<S3Range> GetRange(const std::string& key, uint64_t offset, std::span<char> dst,
+                             const std::string& if_match = "") const;
+  // The whole object, refused (kBackupDamaged) if longer than `max_size`; nullopt if none.
+  StatusOr<std::optional<std::string>> GetAll(const std::string& key, uint64_t max_size,
+                                              std::string* etag = nullptr) const;
+  Status Put(const std::string& key, std::string_view body) const;
+  Status Delete(const std::string& key) const;  // OK if there was nothing.
+  // Every object under `prefix` (all pages), folded at `delimiter` if not empty.
+  StatusOr<S3Listing> List(const std::string& prefix, const std::string& delimiter) const;
+
+  StatusOr<std::string> CreateMultipart(const std::string& key) const;  // The upload id.
+  // Uploads part `number` (1-based); returns its ETag.
+  StatusOr<std::string> UploadPart(const S3Upload& upload, int number, std::string_view body) const;
+  Status CompleteMultipart(const S3Upload& upload, const std::vector<std::string>& etags) const;
+  Status AbortMultipart(const S3Upload& upload) const;  // OK if it is gone already.
+  // The multipart uploads in progress under `prefix`.
+  StatusOr<std::vector<S3Upload>> ListMultipart(const std::string& prefix) const;
+
+  // The Status an unexpected answer to `what` (e.g. "GET key") means.
+  Status ErrorFor(const S3Response& r, const std::string& what) const;
+  const S3Client& client() const { return *client_; }
+
+ private:
+  StatusOr<S3Response> Expect2xx(const S3Request& req, const std::string& what) const;
+
+  std::shared_ptr<const S3Client> client_;
+};
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,86 @@
+// S3Client: signed HTTP requests to one bucket of S3-compatible object storage, through
+// libcurl (its SigV4 signer, its TLS with the system's CA store, its connection reuse). The
+// client only transports: it sorts and encodes the query, sets the headers SigV4 needs, and
+// retries what is worth retrying (5xx, 429, SlowDown, resets, timeouts) with a doubling,
+// jittered backoff. What an answer means is s3_objects.h's business.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/base/status_or.h"
+#include "engine/s3/s3_address.h"
+#include "engine/s3/s3_config.h"
+
+namespace stitchfs::engine {
+
+struct S3Request {
+  const char* method = "GET";  // GET, HEAD, PUT, POST, DELETE.
+  std::string key;             // Object key, unencoded; empty for a bucket request.
+  std::vector<std::pair<std::string, std::string>> query;  // Unencoded; any order.
+  std::vector<std::string> headers;                        // "Name: value".
+  std::string_view body;                                   // PUT or POST payload.
+  uint64_t range_offset = 0, range_length = 0;             // range_length > 0: a Range header.
+  // If not empty, a 2xx body goes here (up to its size; more is an error) instead of `body`.
+  std::span<char> sink;
+};
+
+struct S3Response {
+  long status = 0;
+  std::string body;  // Error bodies always land here.
+  std::string etag;  // Without quotes.
+  std::optional<uint64_t> content_length;
+  std::optional<uint64_t> total_size;  // From Content-Range: bytes A-B/TOTAL.
+  size_t sink_bytes = 0;               // Bytes written into S3Request::sink.
+  bool sink_overflow = false;          // The server sent more than the sink holds.
+};
+
+// Counters of what a client sent, for benchmarks and `--json` reports.
+struct S3Counters {
+  uint64_t requests = 0, retries = 0, bytes_sent = 0, bytes_received = 0;
+};
+
+// Thread-safe: curl handles are leased from a pool, one per request in flight.
+class S3Client {
+ public:
+  // Requests go to `address`'s bucket at its endpoint (or `config.endpoint`, or AWS), signed
+  // with `credentials` if present.
+  S3Client(const S3Config& config, const S3Address& address, S3Credentials credentials);
+  ~S3Client();
+  S3Client(const S3Client&) = delete;
+  S3Client& operator=(const S3Client&) = delete;
+
+  // Sends `request` until it gets an answer that is not worth retrying, or the attempts run
+  // out. Any HTTP status is returned as a response; kIOError if no answer came (naming the
+  // endpoint and the curl error, never a secret).
+  StatusOr<S3Response> Send(const S3Request& request) const;
+
+  // "https://host/bucket", for messages.
+  const std::string& display() const { return display_; }
+  // Where the credentials came from (never the credentials), for messages.
+  const std::string& credentials_source() const { return credentials_.source; }
+  S3Counters counters() const;
+
+ private:
+  class Pool;
+  struct Attempt;
+  StatusOr<S3Response> SendOnce(const S3Request& request, std::string* curl_error) const;
+  std::string Url(const S3Request& request) const;
+
+  const S3Config config_;
+  const S3Credentials credentials_;
+  std::string base_url_;  // Scheme, host, and "/bucket" in path style.
+  std::string display_;
+  std::string sigv4_;  // "aws:amz:REGION:s3".
+  std::unique_ptr<Pool> pool_;
+};
+
+// True for a status S3 asks to retry (500, 502, 503, 504, 429).
+bool IsRetryableStatus(long status);
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,87 @@
+#include "engine/storage/routing_storage.h"
+
+#include "engine/s3/s3_address.h"
+
+namespace stitchfs::engine {
+
+std::shared_ptr<const RoutingStorage> RoutingStorage::Create(size_t max_open_files, S3Settings s3) {
+  return std::make_shared<const RoutingStorage>(LocalStorage::Create(max_open_files),
+                                                std::move(s3));
+}
+
+StatusOr<const S3Storage*> RoutingStorage::s3() const {
+  std::call_once(s3_once_, [this] {
+    auto config = LoadS3Config(settings_);
+    if (config.ok()) {
+      s3_ = std::make_unique<S3Storage>(std::move(*config));
+    } else {
+      s3_status_ = config.status();
+    }
+  });
+  if (!s3_) return s3_status_;
+  return s3_.get();
+}
+
+StatusOr<const Storage*> RoutingStorage::For(const std::string& location) const {
+  if (!IsS3Location(location)) return static_cast<const Storage*>(local_.get());
+  ASSIGN_OR_RETURN(const S3Storage* s3, this->s3());
+  return static_cast<const Storage*>(s3);
+}
+
+std::string RoutingStorage::Normal(const std::string& location) const {
+  auto s = For(location);
+  return s.ok() ? (*s)->Normal(location) : location;
+}
+
+StatusOr<std::shared_ptr<const BackupFolder>> RoutingStorage::OpenFolder(
+    const std::string& location) const {
+  ASSIGN_OR_RETURN(const Storage* s, For(location));
+  return s->OpenFolder(location);
+}
+
+StatusOr<ManifestSource> RoutingStorage::OpenManifest(const BackupFolder& folder) const {
+  ASSIGN_OR_RETURN(const Storage* s, For(folder.path()));
+  return s->OpenManifest(folder);
+}
+
+StatusOr<std::optional<ManifestIdentity>> RoutingStorage::StatManifest(
+    const std::string& location) const {
+  ASSIGN_OR_RETURN(const Storage* s, For(location));
+  return s->StatManifest(location);
+}
+
+StatusOr<std::shared_ptr<const BackupDataFile>> RoutingStorage::OpenDataFile(
+    const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
+    uint64_t declared_size) const {
+  ASSIGN_OR_RETURN(const Storage* s, For(folder->path()));
+  return s->OpenDataFile(folder, relative, declared_size);
+}
+
+StatusOr<SharedBytes> RoutingStorage::ReadIndex(const BackupFolder& folder) const {
+  ASSIGN_OR_RETURN(const Storage* s, For(folder.path()));
+  return s->ReadIndex(folder);
+}
+
+Status RoutingStorage::WriteIndex(const BackupFolder& folder, std::string_view bytes) const {
+  ASSIGN_OR_RETURN(const Storage* s, For(folder.path()));
+  return s->WriteIndex(folder, bytes);
+}
+
+StatusOr<std::vector<StoreFolder>> RoutingStorage::ScanStore(const std::string& location) const {
+  ASSIGN_OR_RETURN(const Storage* s, For(location));
+  return s->ScanStore(location);
+}
+
+std::string RoutingStorage::LocatorFor(const std::string& location) const {
+  auto s = For(location);
+  return s.ok() ? (*s)->LocatorFor(location) : "S3('" + location + "')";
+}
+
+StatusOr<std::unique_ptr<BackupWriter>> RoutingStorage::StartBackup(const std::string& location,
+                                                                    const std::string& uuid,
+                                                                    std::string* notice) const {
+  ASSIGN_OR_RETURN(const Storage* s, For(location));
+  return s->StartBackup(location, uuid, notice);
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,25 @@
+// The two kinds of files S3Storage reads: a backup's data file (ranged GETs through ReadAhead,
+// its length the manifest's, checked against every answer) and a `.backup` (fetched when first
+// read, whole or just its head, pinned to the version whose identity was taken).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/s3/s3_bucket.h"
+#include "engine/storage/storage.h"
+
+namespace stitchfs::engine {
+
+// A data file of `declared_size` bytes at object `key`. Reads fail with kBackupDamaged if the
+// object has another length or is replaced while read (If-Match on the first version seen).
+std::shared_ptr<const BackupDataFile> OpenS3DataFile(std::shared_ptr<const S3Bucket> bucket,
+                                                     std::string key, std::string display,
+                                                     uint64_t declared_size);
+
+// The `.backup` object `key`, version `etag` of `size` bytes (from a HEAD): reads of its first
+// 64 KiB (a header) fetch only those; any other read fetches the whole object once.
+std::unique_ptr<RandomAccessFile> OpenS3Manifest(std::shared_ptr<const S3Bucket> bucket,
+                                                 std::string key, std::string etag, uint64_t size);
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,168 @@
+#include "engine/storage/s3_storage.h"
+
+#include <xxhash.h>
+
+#include "engine/base/path_check.h"
+#include "engine/s3/s3_keyring.h"
+#include "engine/storage/locator.h"
+#include "engine/storage/s3_files.h"
+
+namespace stitchfs::engine {
+namespace {
+
+// Marks identities of objects: no device number of this machine is this large.
+constexpr uint64_t kS3Device = 0x5333000000000000ull;
+constexpr uint64_t kMaxIndexBytes = 1ull << 32;
+
+FolderIdentity FolderIdOf(const std::string& location) {
+  return {kS3Device, XXH3_64bits(location.data(), location.size())};
+}
+
+std::string Shown(const S3Address& a) { return EscapeForMessage(a.Location()); }
+
+}  // namespace
+
+ManifestIdentity S3Identity(const std::string& etag, uint64_t size) {
+  ManifestIdentity id;
+  id.dev = kS3Device;
+  id.ino = XXH3_64bits(etag.data(), etag.size());
+  id.size = size;
+  return id;
+}
+
+S3Folder::S3Folder(S3Address address, std::shared_ptr<const S3Bucket> bucket)
+    : BackupFolder(address.Location(), FolderIdOf(address.Location())),
+      address_(std::move(address)),
+      bucket_(std::move(bucket)) {}
+
+StatusOr<const S3Folder*> S3Folder::Of(const BackupFolder& folder) {
+  if (auto* s3 = dynamic_cast<const S3Folder*>(&folder)) return s3;
+  return Status::InvalidArgument("folder " + folder.path() + " is not in object storage");
+}
+
+std::shared_ptr<const S3Bucket> S3Storage::BucketOf(const S3Address& address) const {
+  S3Credentials creds = config_.credentials;
+  if (auto remembered = S3Keyring::Global().Find(address)) creds = *remembered;
+  S3Address bucket = address;
+  bucket.key.clear();
+  const std::string key = bucket.Location() + "\n" + creds.access_key;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& b = buckets_[key];
+  if (!b)
+    b = std::make_shared<const S3Bucket>(std::make_shared<const S3Client>(config_, address, creds));
+  return b;
+}
+
+S3Counters S3Storage::counters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  S3Counters sum;
+  for (const auto& [key, b] : buckets_) {
+    const S3Counters c = b->client().counters();
+    sum.requests += c.requests;
+    sum.retries += c.retries;
+    sum.bytes_sent += c.bytes_sent;
+    sum.bytes_received += c.bytes_received;
+  }
+  return sum;
+}
+
+std::string S3Storage::Normal(const std::string& location) const {
+  auto a = ParseS3Address(location);
+  return a.ok() ? a->Location() : location;
+}
+
+std::string S3Storage::LocatorFor(const std::string& location) const {
+  auto a = ParseS3Address(location);
+  if (!a.ok()) return "S3('" + location + "')";
+  const std::string url =
+      BucketOf(*a)->client().display() + (a->key.empty() ? "" : "/" + UriEncode(a->key, true));
+  return "S3(" + FileLocator(url).substr(5);
+}
+
+StatusOr<std::shared_ptr<const BackupFolder>> S3Storage::OpenFolder(
+    const std::string& location) const {
+  auto a = ParseS3Address(location);
+  if (!a.ok())
+    return Status::BackupNotFound("Backup " + EscapeForMessage(location) + ": " +
+                                  a.status().message());
+  return std::shared_ptr<const BackupFolder>(std::make_shared<S3Folder>(*a, BucketOf(*a)));
+}
+
+StatusOr<ManifestSource> S3Storage::OpenManifest(const BackupFolder& folder) const {
+  ASSIGN_OR_RETURN(const S3Folder* f, S3Folder::Of(folder));
+  const std::string key = f->address().ObjectKey(".backup");
+  auto head = f->bucket().Head(key);
+  if (!head.ok()) return head.status().WithPrefix("Backup " + Shown(f->address()) + ": ");
+  if (!*head) {
+    auto lock = f->bucket().Head(f->address().ObjectKey(".lock"));
+    const bool locked = lock.ok() && *lock;
+    return Status::BackupNotFound(
+        "Backup " + Shown(f->address()) + " not found (" +
+        (locked ? "no .backup manifest; its .lock shows a backup being written, or one whose "
+                  "writer died: remove the prefix, or its .lock to let a new backup start"
+                : "no .backup manifest") +
+        ")");
+  }
+  const S3Object& obj = **head;
+  return ManifestSource{OpenS3Manifest(f->shared_bucket(), key, obj.etag, obj.size),
+                        S3Identity(obj.etag, obj.size)};
+}
+
+StatusOr<std::optional<ManifestIdentity>> S3Storage::StatManifest(
+    const std::string& location) const {
+  auto a = ParseS3Address(location);
+  if (!a.ok()) return std::optional<ManifestIdentity>();
+  ASSIGN_OR_RETURN(auto head, BucketOf(*a)->Head(a->ObjectKey(".backup")));
+  if (!head) return std::optional<ManifestIdentity>();
+  return std::optional<ManifestIdentity>(S3Identity(head->etag, head->size));
+}
+
+StatusOr<std::shared_ptr<const BackupDataFile>> S3Storage::OpenDataFile(
+    const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
+    uint64_t declared_size) const {
+  ASSIGN_OR_RETURN(const S3Folder* f, S3Folder::Of(*folder));
+  RETURN_IF_ERROR(
+      CheckRelativePath(relative).WithPrefix("Backup " + folder->path() + ": data file: "));
+  return OpenS3DataFile(f->shared_bucket(), f->address().ObjectKey(relative),
+                        folder->path() + "/" + EscapeForMessage(relative), declared_size);
+}
+
+StatusOr<SharedBytes> S3Storage::ReadIndex(const BackupFolder& folder) const {
+  ASSIGN_OR_RETURN(const S3Folder* f, S3Folder::Of(folder));
+  ASSIGN_OR_RETURN(auto bytes,
+                   f->bucket().GetAll(f->address().ObjectKey(".stitchfs/index"), kMaxIndexBytes));
+  if (!bytes) return Status::BackupNotFound("no resolved index in " + folder.path());
+  return SharedBytes::Copy(*bytes);
+}
+
+Status S3Storage::WriteIndex(const BackupFolder& folder, std::string_view bytes) const {
+  ASSIGN_OR_RETURN(const S3Folder* f, S3Folder::Of(folder));
+  return f->bucket().Put(f->address().ObjectKey(".stitchfs/index"), bytes);  // PUT is atomic.
+}
+
+StatusOr<std::vector<StoreFolder>> S3Storage::ScanStore(const std::string& location) const {
+  auto a = ParseS3Address(location);
+  if (!a.ok())
+    return Status::BackupNotFound("store " + EscapeForMessage(location) + ": " +
+                                  a.status().message());
+  auto bucket = BucketOf(*a);
+  const std::string prefix = a->key.empty() ? "" : a->key + "/";
+  ASSIGN_OR_RETURN(S3Listing list, bucket->List(prefix, "/"));
+  std::vector<StoreFolder> out;
+  for (const std::string& p : list.prefixes) {
+    std::string name = p.substr(prefix.size());
+    if (!name.empty() && name.back() == '/') name.pop_back();
+    if (name.empty() || name[0] == '.' || !CheckRelativePath(name).ok()) continue;
+    const S3Address child = a->Child(name);
+    ASSIGN_OR_RETURN(auto head, bucket->Head(child.ObjectKey(".backup")));
+    if (!head) continue;
+    out.push_back(
+        {name, child.Location(), FolderIdOf(child.Location()), S3Identity(head->etag, head->size)});
+  }
+  if (out.empty() && list.objects.empty() && list.prefixes.empty()) {
+    return Status::BackupNotFound("store " + Shown(*a) + " not found (nothing under it)");
+  }
+  return out;
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,270 @@
+// S3Storage's writing side: a backup being uploaded, ClickHouse's way: `.lock` first, data
+// objects, `.backup` last, `.lock` removed. Files up to one part go up with one PUT; larger
+// ones as multipart uploads with parts in flight while the next part is read.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <future>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "engine/base/path_check.h"
+#include "engine/storage/s3_storage.h"
+
+namespace stitchfs::engine {
+namespace {
+
+constexpr size_t kPartBytes = 16 << 20;
+constexpr size_t kPartsInFlight = 3;
+
+std::string FirstLine(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// Field 22 of /proc/PID/stat: when the process started (tells a reused pid apart).
+std::string StartTime(long pid) {
+  const std::string line = FirstLine(("/proc/" + std::to_string(pid) + "/stat").c_str());
+  const size_t paren = line.rfind(')');
+  if (paren == std::string::npos) return "";
+  std::istringstream in(line.substr(paren + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && in >> field; ++i) {
+  }
+  return field;
+}
+
+// The `.lock` a writer here puts: who it is, so that a later writer on this machine can tell
+// whether it died.
+std::string LockText(const std::string& uuid) {
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  const long pid = static_cast<long>(::getpid());
+  return "uuid " + uuid + "\nhost " + host + "\nboot " +
+         FirstLine("/proc/sys/kernel/random/boot_id") + "\npid " + std::to_string(pid) +
+         "\nstart " + StartTime(pid) + "\n";
+}
+
+// True if `lock` was written by a process of this machine's current boot that is gone.
+bool WriterDiedHere(const std::string& lock) {
+  std::map<std::string, std::string> f;
+  std::istringstream in(lock);
+  std::string key, value;
+  while (in >> key && std::getline(in >> std::ws, value)) f[key] = value;
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  if (f["host"] != host || f["boot"].empty() ||
+      f["boot"] != FirstLine("/proc/sys/kernel/random/boot_id") || f["pid"].empty()) {
+    return false;
+  }
+  const long pid = std::strtol(f["pid"].c_str(), nullptr, 10);
+  if (pid <= 0) return false;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
+  return StartTime(pid) != f["start"];  // The pid lives on in another process.
+}
+
+// What a writer has put in the bucket, to take it all back if the backup is not finished.
+struct Ledger {
+  std::mutex mu;
+  std::set<std::string> objects;
+  std::map<std::string, S3Upload> uploads;  // By key.
+};
+
+class S3Writable final : public WritableFile {
+ public:
+  S3Writable(std::shared_ptr<const S3Bucket> bucket, std::string key, Ledger* ledger)
+      : bucket_(std::move(bucket)), key_(std::move(key)), ledger_(ledger) {}
+  ~S3Writable() override {
+    for (auto& f : parts_) f.wait();
+  }
+
+  Status Append(std::string_view data) override {
+    while (!data.empty()) {
+      const size_t take = std::min(data.size(), kPartBytes - buffer_.size());
+      buffer_.append(data.substr(0, take));
+      data.remove_prefix(take);
+      if (buffer_.size() == kPartBytes) RETURN_IF_ERROR(SendPart());
+    }
+    return Status::OK();
+  }
+
+  Status Close() override {
+    if (upload_.upload_id.empty()) {
+      RETURN_IF_ERROR(bucket_->Put(key_, buffer_));
+      Record();
+      return Status::OK();
+    }
+    if (!buffer_.empty()) RETURN_IF_ERROR(SendPart());
+    for (auto& f : parts_) {
+      ASSIGN_OR_RETURN(std::string etag, f.get());
+      etags_.push_back(std::move(etag));
+    }
+    parts_.clear();
+    RETURN_IF_ERROR(bucket_->CompleteMultipart(upload_, etags_));
+    std::lock_guard<std::mutex> lock(ledger_->mu);
+    ledger_->uploads.erase(key_);
+    ledger_->objects.insert(key_);
+    return Status::OK();
+  }
+
+ private:
+  void Record() {
+    std::lock_guard<std::mutex> lock(ledger_->mu);
+    ledger_->objects.insert(key_);
+  }
+
+  Status SendPart() {
+    if (upload_.upload_id.empty()) {
+      ASSIGN_OR_RETURN(std::string id, bucket_->CreateMultipart(key_));
+      upload_ = {key_, id};
+      std::lock_guard<std::mutex> lock(ledger_->mu);
+      ledger_->uploads[key_] = upload_;
+    }
+    if (parts_.size() >= kPartsInFlight) {
+      ASSIGN_OR_RETURN(std::string etag, parts_.front().get());
+      etags_.push_back(std::move(etag));
+      parts_.erase(parts_.begin());
+    }
+    const int number = static_cast<int>(etags_.size() + parts_.size() + 1);
+    parts_.push_back(std::async(std::launch::async, [bucket = bucket_, upload = upload_, number,
+                                                     body = std::move(buffer_)]() {
+      return bucket->UploadPart(upload, number, body);
+    }));
+    buffer_.clear();
+    buffer_.reserve(kPartBytes);
+    return Status::OK();
+  }
+
+  std::shared_ptr<const S3Bucket> bucket_;
+  std::string key_;
+  Ledger* ledger_;
+  std::string buffer_;
+  S3Upload upload_;
+  std::vector<std::future<StatusOr<std::string>>> parts_;
+  std::vector<std::string> etags_;
+};
+
+class S3Writer final : public BackupWriter {
+ public:
+  S3Writer(std::shared_ptr<const S3Bucket> bucket, S3Address address)
+      : bucket_(std::move(bucket)), address_(std::move(address)) {}
+
+  ~S3Writer() override {
+    if (finished_) return;
+    // Take back everything: uploads in progress, objects written, then the lock.
+    std::lock_guard<std::mutex> lock(ledger_.mu);
+    for (const auto& [key, upload] : ledger_.uploads) bucket_->AbortMultipart(upload).IgnoreError();
+    for (const std::string& key : ledger_.objects) bucket_->Delete(key).IgnoreError();
+    bucket_->Delete(address_.ObjectKey(".lock")).IgnoreError();
+  }
+
+  StatusOr<std::unique_ptr<WritableFile>> CreateStaged(const std::string& id,
+                                                       const std::string& name) override {
+    {
+      std::lock_guard<std::mutex> lock(ledger_.mu);
+      staged_[id] = name;
+    }
+    return CreateDataFile(name);
+  }
+
+  Status DropStaged(const std::string& id) override {
+    std::string name;
+    {
+      std::lock_guard<std::mutex> lock(ledger_.mu);
+      auto it = staged_.find(id);
+      if (it == staged_.end()) return Status::OK();
+      name = it->second;
+      staged_.erase(it);
+      const std::string key = address_.ObjectKey(name);
+      if (auto up = ledger_.uploads.find(key); up != ledger_.uploads.end()) {
+        RETURN_IF_ERROR(bucket_->AbortMultipart(up->second));
+        ledger_.uploads.erase(up);
+      }
+      ledger_.objects.erase(key);
+    }
+    return bucket_->Delete(address_.ObjectKey(name));
+  }
+
+  Status Publish(const std::string& id, const std::string& name) override {
+    std::lock_guard<std::mutex> lock(ledger_.mu);
+    auto it = staged_.find(id);
+    if (it == staged_.end()) return Status::Internal("publish of unknown staged file " + id);
+    if (it->second != name) {
+      return Status::Internal("staged file " + id + " was uploaded as " + it->second + ", not as " +
+                              name);
+    }
+    staged_.erase(it);
+    return Status::OK();
+  }
+
+  StatusOr<std::unique_ptr<WritableFile>> CreateDataFile(const std::string& name) override {
+    RETURN_IF_ERROR(CheckRelativePath(name).WithPrefix("data file name: "));
+    return std::unique_ptr<WritableFile>(
+        new S3Writable(bucket_, address_.ObjectKey(name), &ledger_));
+  }
+
+  Status Finish(std::string_view manifest) override {
+    {
+      std::lock_guard<std::mutex> lock(ledger_.mu);
+      if (!ledger_.uploads.empty()) return Status::Internal("a data file was not closed");
+    }
+    // Each data object is durable once its PUT or CompleteMultipartUpload answered.
+    RETURN_IF_ERROR(bucket_->Put(address_.ObjectKey(".backup"), manifest));
+    finished_ = true;
+    return bucket_->Delete(address_.ObjectKey(".lock"));
+  }
+
+ private:
+  std::shared_ptr<const S3Bucket> bucket_;
+  S3Address address_;
+  Ledger ledger_;
+  std::map<std::string, std::string> staged_;  // Staged id -> data file name.
+  bool finished_ = false;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string& location,
+                                                               const std::string& uuid,
+                                                               std::string* notice) const {
+  ASSIGN_OR_RETURN(S3Address a, ParseS3Address(location));
+  auto bucket = BucketOf(a);
+  const std::string shown = EscapeForMessage(a.Location());
+  const std::string prefix = a.key.empty() ? "" : a.key + "/";
+  ASSIGN_OR_RETURN(auto lock, bucket->GetAll(a.ObjectKey(".lock"), 1 << 16));
+  if (lock && !WriterDiedHere(*lock)) {
+    return Status::BackupAlreadyExists(
+        "Backup " + shown +
+        " has a .lock: a backup is being written there, or one whose "
+        "writer died elsewhere (S3 cannot tell which); remove " +
+        shown + "/.lock if no backup is running");
+  }
+  if (lock) {  // Its writer, a process of this machine, died: take its partial backup over.
+    RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".lock"), LockText(uuid)));
+    ASSIGN_OR_RETURN(auto uploads, bucket->ListMultipart(prefix));
+    for (const S3Upload& u : uploads) RETURN_IF_ERROR(bucket->AbortMultipart(u));
+    ASSIGN_OR_RETURN(S3Listing left, bucket->List(prefix, ""));
+    for (const S3Object& o : left.objects) {
+      if (o.key != a.ObjectKey(".lock")) RETURN_IF_ERROR(bucket->Delete(o.key));
+    }
+    if (notice)
+      *notice = "took over " + shown + ": its writer died; its partial backup was removed";
+    return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a)));
+  }
+  ASSIGN_OR_RETURN(S3Listing there, bucket->List(prefix, "/"));
+  if (!there.objects.empty() || !there.prefixes.empty()) {
+    return Status::BackupAlreadyExists(
+        "Backup " + shown + " already exists (" +
+        EscapeForMessage(there.objects.empty() ? there.prefixes[0] : there.objects[0].key) +
+        " is there)");
+  }
+  RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".lock"), LockText(uuid)));
+  return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a)));
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,101 @@
+#include "engine/s3/read_ahead.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+
+namespace stitchfs::engine {
+namespace {
+
+// An object of `size` bytes whose byte i is i * 7 % 251, fetched by a counting function.
+struct FakeObject {
+  uint64_t size;
+  std::atomic<int> fetches{0}, fail_next{0};
+  std::atomic<uint64_t> bytes{0};
+
+  RangeFetch Fetch() {
+    return [this](uint64_t off, std::span<char> dst) -> Status {
+      ++fetches;
+      if (fail_next > 0) {
+        --fail_next;
+        return Status::IOError("injected", EIO);
+      }
+      EXPECT_LE(off + dst.size(), size);
+      for (size_t i = 0; i < dst.size(); ++i) dst[i] = static_cast<char>((off + i) * 7 % 251);
+      bytes += dst.size();
+      return Status::OK();
+    };
+  }
+  static bool Right(uint64_t off, const std::string& got) {
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (got[i] != static_cast<char>((off + i) * 7 % 251)) return false;
+    }
+    return true;
+  }
+};
+
+TEST(ReadAheadTest, StreamsWithAGrowingWindow) {
+  FakeObject obj{100 << 20};
+  ReadAhead r(obj.size, obj.Fetch());
+  std::string buf(128 << 10, '\0');
+  for (uint64_t off = 0; off < obj.size; off += buf.size()) {
+    auto n = r.ReadAt(off, {buf.data(), buf.size()});
+    ASSERT_TRUE(n.ok());
+    ASSERT_EQ(*n, buf.size());
+    ASSERT_TRUE(FakeObject::Right(off, buf)) << off;
+  }
+  // 800 reads of 128 KiB went out as far fewer, larger ranges, and nothing twice.
+  EXPECT_LT(obj.fetches.load(), 40);
+  EXPECT_EQ(obj.bytes.load(), obj.size);
+}
+
+TEST(ReadAheadTest, RandomReadsFetchOnlyWhatTheyAsk) {
+  FakeObject obj{64 << 20};
+  ReadAhead r(obj.size, obj.Fetch());
+  std::string buf(4096, '\0');
+  for (uint64_t off : {5000000ull, 100ull, 33000000ull, 60000000ull}) {
+    auto n = r.ReadAt(off, {buf.data(), buf.size()});
+    ASSERT_TRUE(n.ok());
+    EXPECT_TRUE(FakeObject::Right(off, buf));
+  }
+  EXPECT_EQ(obj.bytes.load(), 4u * 4096);
+  auto tail = r.ReadAt(obj.size - 10, {buf.data(), buf.size()});
+  ASSERT_TRUE(tail.ok());
+  EXPECT_EQ(*tail, 10u);
+  EXPECT_EQ(*r.ReadAt(obj.size, {buf.data(), buf.size()}), 0u);
+}
+
+TEST(ReadAheadTest, AFailedRangeFailsOnceThenIsFetchedAgain) {
+  FakeObject obj{8 << 20};
+  ReadAhead r(obj.size, obj.Fetch());
+  std::string buf(64 << 10, '\0');
+  obj.fail_next = 1;
+  EXPECT_EQ(r.ReadAt(0, {buf.data(), buf.size()}).status().code(), ErrorCode::kIOError);
+  auto n = r.ReadAt(0, {buf.data(), buf.size()});
+  ASSERT_TRUE(n.ok());
+  EXPECT_TRUE(FakeObject::Right(0, buf));
+}
+
+TEST(ReadAheadTest, ConcurrentReadersGetTheirBytes) {
+  FakeObject obj{32 << 20};
+  ReadAhead r(obj.size, obj.Fetch());
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::string buf(100000 + t * 777, '\0');
+      for (uint64_t off = t * 1000; off < obj.size; off += buf.size()) {
+        auto n = r.ReadAt(off, {buf.data(), buf.size()});
+        if (!n.ok() || !FakeObject::Right(off, buf.substr(0, *n))) ++wrong;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+}  // namespace
+}  // namespace stitchfs::engine

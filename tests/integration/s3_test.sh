@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Backups in object storage, against a real S3 server (Ceph radosgw started for the test):
+# backups and incrementals written to S3, chains mixing S3 and local backups, ClickHouse
+# locators with and without credentials, refused credentials and missing buckets, mounts of
+# a backup and of a store compared byte for byte, the server killed during reads and during a
+# backup. Usage: s3_test.sh STITCH STITCHFS RADOSGW_SH
+# Exits 77 (skipped) where FUSE or radosgw cannot be used.
+set -uo pipefail
+source "$(dirname "$0")/../lib.sh"
+STITCH=$1
+STITCHFS=$2
+RGW=$3
+export STITCH_NO_PROGRESS=1
+if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null || ! command -v radosgw >/dev/null; then
+  echo "SKIP: no /dev/fuse, fusermount3 or radosgw"
+  exit 77
+fi
+work=$(mktemp -d)
+mounts=()
+cleanup() {
+  for m in "${mounts[@]}"; do
+    mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m"; }
+  done
+  bash "$RGW" stop "$work/rgw" >/dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir "$work/rgw"
+bash "$RGW" start "$work/rgw" >/dev/null || { echo "FAIL: radosgw did not start"; exit 1; }
+source "$work/rgw/env"
+export HOME=$work/home STITCH_S3_MAX_ATTEMPTS=3  # No ~/.aws of the machine's; quick failures.
+mkdir -p "$HOME"
+URL=$AWS_ENDPOINT_URL
+mnt() {
+  local backup=$1 dir=$2
+  shift 2
+  mkdir -p "$dir"
+  mounts+=("$dir")
+  "$STITCHFS" "$backup" "$dir" "$@"
+}
+# s3api METHOD PATH: a signed request with curl, body on stdout.
+s3api() {
+  curl -sf --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -X "$1" "$URL/$2"
+}
+keys() { s3api GET "stitch?list-type=2&prefix=${1//\//%2F}" | grep -o '<Key>[^<]*</Key>' | sed 's/<[^>]*>//g'; }
+export URL
+export -f s3api keys
+
+# --- A source tree and two days of it --------------------------------------------------------
+src=$work/src
+mkdir -p "$src/logs" "$src/db/part 1" "$src/empty"
+head -c 3000000 /dev/urandom >"$src/logs/app.log"
+head -c 20000000 /dev/urandom >"$src/db/part 1/data.bin"  # Multipart (> 16 MiB).
+echo "config" >"$src/db/cfg.txt"
+cp "$src/db/cfg.txt" "$src/db/cfg copy.txt"
+: >"$src/logs/empty.log"
+ln -s ../db/cfg.txt "$src/logs/link"
+printf 'caf\xc3\xa9\n' >"$src/logs/caf$(printf '\xc3\xa9').txt"
+chmod 600 "$src/db/cfg.txt"
+cp -a "$src" "$work/day1"
+check "full backup to S3" "$STITCH" backup "$src" s3://stitch/store/d1
+head -c 500000 /dev/urandom >>"$src/logs/app.log"
+mv "$src/db/cfg copy.txt" "$src/db/renamed.txt"
+echo "new" >"$src/logs/new.txt"
+cp -a "$src" "$work/day2"
+check "incremental to S3 on an S3 base" "$STITCH" backup "$src" s3://stitch/store/d2 \
+  --base s3://stitch/store/d1
+loc=$("$STITCH" info --json s3://stitch/store/d2 | grep -o '"base_backup": *"[^"]*"')
+case "$loc" in *"S3('$URL/stitch/store/d1')"*) ok ;; *) bad "base locator is a ClickHouse S3 URL: $loc" ;; esac
+stored=$(keys store/d2/ | grep -c 'app.log')
+check "only the tail of app.log is stored on day 2" [ "$stored" = 1 ]
+check "the tail object has the appended bytes" \
+  [ "$("$STITCH" cat s3://stitch/store/d2 logs/app.log | wc -c)" = 3500000 ]
+check "verify an S3 chain" "$STITCH" verify s3://stitch/store/d2
+check "restore from S3 equals the source" bash -c \
+  "'$STITCH' restore s3://stitch/store/d2 '$work/restored' && diff -r '$work/restored' '$work/day2'"
+check "no .lock left behind" [ -z "$(keys store/d2/.lock)" ]
+expect_exit 13 "already exists" -- "$STITCH" backup "$src" s3://stitch/store/d2
+
+# --- Mounts -----------------------------------------------------------------------------------
+mnt s3://stitch/store/d2 "$work/m1"
+check "mounted S3 backup equals day 2 (diff -r)" diff -r "$work/m1" "$work/day2"
+check "symlink target" [ "$(readlink "$work/m1/logs/link")" = "../db/cfg.txt" ]
+check "mode kept" [ "$(stat -c %a "$work/m1/db/cfg.txt")" = 600 ]
+check "tar of the mount" bash -c "tar -C '$work/m1' -cf - . | tar -tf - | grep -q 'part 1/data.bin'"
+mnt s3://stitch/store "$work/m2"
+check "store mount lists both days" bash -c "ls '$work/m2' | grep -qx d1 && ls '$work/m2' | grep -qx d2"
+check "store mount day 1 (diff -r)" diff -r "$work/m2/d1" "$work/day1"
+check "store mount day 2 (diff -r)" diff -r "$work/m2/d2" "$work/day2"
+
+# --- Chains mixing local and S3 ---------------------------------------------------------------
+echo more >>"$src/logs/app.log"
+check "local incremental on an S3 base" "$STITCH" backup "$src" "$work/local3" \
+  --base s3://stitch/store/d2
+cp -a "$src" "$work/day3"
+echo again >>"$src/logs/app.log"
+check "S3 incremental on a local base" "$STITCH" backup "$src" s3://stitch/mixed/d4 \
+  --base "$work/local3"
+mnt s3://stitch/mixed/d4 "$work/m3"
+check "S3 on local on S3 chain (diff -r)" diff -r "$work/m3" "$src"
+check "local on S3 chain" bash -c "'$STITCH' restore '$work/local3' '$work/r3' && diff -r '$work/r3' '$work/day3'"
+
+# --- ClickHouse locators with and without credentials -----------------------------------------
+cp -a "$work/local3" "$work/ch"
+rm -rf "$work/ch/.stitchfs"
+sed -i "s|<base_backup>[^<]*</base_backup>|<base_backup>S3(\&apos;$URL/stitch/store/d2\&apos;, \&apos;$AWS_ACCESS_KEY_ID\&apos;, \&apos;$AWS_SECRET_ACCESS_KEY\&apos;)</base_backup>|" "$work/ch/.backup"
+check "credentials in the locator are used" env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY \
+  bash -c "'$STITCH' cat '$work/ch' logs/app.log | cmp - '$work/day3/logs/app.log'"
+info=$("$STITCH" info "$work/ch" 2>&1)
+case "$info" in *"$AWS_SECRET_ACCESS_KEY"*) bad "stitch info shows the secret" ;; *"[HIDDEN]"*) ok ;; *) bad "info: $info" ;; esac
+sed -i "s|<base_backup>[^<]*</base_backup>|<base_backup>S3(\&apos;$URL/stitch/store/d2\&apos;)</base_backup>|" "$work/ch/.backup"
+check "S3('url') signs with the configured credentials" \
+  bash -c "'$STITCH' cat '$work/ch' logs/app.log | cmp - '$work/day3/logs/app.log'"
+expect_exit 15 "ACCESS_DENIED" -- env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY \
+  "$STITCH" cat "$work/ch" logs/app.log
+
+# --- Wrong credentials, missing bucket, missing backup ------------------------------------------
+err=$(AWS_SECRET_ACCESS_KEY=wrong-secret-xyz "$STITCH" ls s3://stitch/store/d2 2>&1)
+rc=$?
+check "wrong secret: exit 15" [ "$rc" = 15 ]
+case "$err" in *wrong-secret-xyz*) bad "the secret is in the message" ;; *ACCESS_DENIED*) ok ;; *) bad "$err" ;; esac
+expect_exit 10 "no such bucket" -- "$STITCH" ls s3://no-such-bucket/b1
+expect_exit 10 "no .backup" -- "$STITCH" ls s3://stitch/store/nothing
+mkdir -p "$work/m4"
+expect_exit 10 "no such bucket" -- "$STITCHFS" s3://no-such-bucket/x "$work/m4"
+expect_exit 10 "no .backup" -- "$STITCH" ls "$URL/stitch/store/nothing"
+
+# --- Damage: a data object of another length is BACKUP_DAMAGED, never other bytes -----------
+"$STITCH" backup "$work/day1" s3://stitch/dmg/b1 >/dev/null 2>&1
+printf 'short' >"$work/short"
+curl -sf --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+  -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -T "$work/short" "$URL/stitch/dmg/b1/logs/app.log" ||
+  bad "could not replace a data object"
+expect_exit 20 "BACKUP_DAMAGED" -- "$STITCH" cat s3://stitch/dmg/b1 logs/app.log
+mnt s3://stitch/dmg/b1 "$work/m5"
+check "a damaged object reads as EIO" bash -c "! cat '$work/m5/logs/app.log' >/dev/null 2>&1"
+check "the rest of that mount reads" cmp "$work/m5/db/part 1/data.bin" "$work/day1/db/part 1/data.bin"
+
+# --- The server killed during reads -------------------------------------------------------------
+mnt s3://stitch/store/d2 "$work/m6"
+check "listing before" ls -R "$work/m6" >/dev/null
+bash "$RGW" kill-rgw "$work/rgw"
+check "reads fail with EIO while the server is down" bash -c "! cat '$work/m6/logs/app.log' >/dev/null 2>&1"
+check "the tree still lists (it comes from the manifest)" ls -lR "$work/m6" >/dev/null
+bash "$RGW" start-rgw "$work/rgw" >/dev/null
+check "reads recover when the server is back" cmp "$work/m6/logs/app.log" "$work/day2/logs/app.log"
+
+# --- A backup killed in the middle leaves no .backup; the next one takes over -----------------
+big=$work/bigsrc
+mkdir -p "$big"
+head -c 120000000 /dev/urandom >"$big/huge"
+"$STITCH" backup "$big" s3://stitch/killed/b1 >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+  s3api GET "stitch?prefix=killed%2F&uploads=" | grep -q UploadId && break
+  sleep 0.05
+done
+kill -9 $pid
+wait $pid 2>/dev/null
+check "killed backup left no .backup" [ -z "$(keys killed/b1/.backup)" ]
+expect_exit 0 "" -- "$STITCH" backup "$big" s3://stitch/killed/b1
+check "the next backup took the dead one's place" \
+  bash -c "'$STITCH' cat s3://stitch/killed/b1 huge | cmp - '$big/huge'"
+check "no multipart upload left" bash -c "! s3api GET 'stitch?prefix=killed%2F&uploads=' | grep -q UploadId"
+finish
