@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "engine/base/error_table.h"
+#include "engine/base/interrupt.h"
 #include "engine/base/json_writer.h"
 #include "engine/write/snapshot_writer.h"
 
@@ -91,6 +92,7 @@ int CmdBackup(int argc, char** argv) {
   if (!args.ok()) return Fail(args.status());
   auto options = OptionsFrom(*args);
   if (!options.ok()) return Fail(options.status());
+  engine::StopOnSignals();  // Ctrl-C unwinds: the partial backup is removed, uploads aborted.
   Progress bar("backup", 0, 0);
   auto summary =
       engine::WriteBackup(*options, [&](uint64_t f, uint64_t b, uint64_t tf, uint64_t tb) {

@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "engine/base/error_table.h"
+#include "engine/base/interrupt.h"
 #include "engine/base/json_writer.h"
 #include "engine/write/flatten.h"
 
@@ -14,6 +15,7 @@ int CmdFlatten(int argc, char** argv) {
   int code = 0;
   auto chain = OpenChainFromArgs(argc, argv, {{"--json"}, {}, 2, 2, 2}, &args, &code);
   if (!chain) return code;
+  engine::StopOnSignals();  // Ctrl-C unwinds: the partial copy is removed.
   auto r = engine::FlattenBackup(*chain, args.positional[1]);
   if (!r.ok()) return Fail(r.status());
   if (args.Has("--json")) {

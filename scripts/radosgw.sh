@@ -12,13 +12,15 @@ set -euo pipefail
 
 KEY=stitchtest SECRET=stitchtestsecret TIMEOUT=60
 usage() { sed -n '5,10s/^# \?//p' "$0" >&2; exit 2; }
-[ $# -ge 2 ] || usage
+[[ $# -ge 2 && $1 =~ ^(start|stop|kill-rgw|start-rgw)$ ]] || usage
 cmd=$1
 [ "$cmd" != start ] || mkdir -p "$2"
 [ -d "$2" ] || { [ "$cmd" = stop ] && exit 0; echo "radosgw.sh: no $2" >&2; exit 2; }
 D=$(cd "$2" && pwd)
 export CEPH_CONF=$D/ceph.conf
 deadline=$((SECONDS + TIMEOUT))
+on_failure() { :; }  # start and start-rgw stop what they started
+trap '[ $? = 0 ] || on_failure' EXIT
 
 fail() {
   [ $SECONDS -lt $deadline ] || set -- "$* (timed out after ${TIMEOUT}s)"
@@ -28,20 +30,21 @@ fail() {
 }
 remaining() { echo $((deadline - SECONDS > 1 ? deadline - SECONDS : 1)); }
 
-free_port() {  # a port nothing listens on, below the ephemeral range
+in_use() { (: <"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }  # something listens on port $1
+free_port() {  # below the ephemeral range
   local p
   while :; do
     p=$((20000 + RANDOM % 12000))
-    ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
+    in_use "$p" || { echo "$p"; return; }
   done
 }
 
-# The pid of daemon $1 (mon.a, osd.0, client.rgw) if it runs. A zombie counts as gone: here
-# init may take seconds to reap the daemons, which are its children.
+# The pid of daemon $1 (mon.a, osd.0, client.rgw) if it runs with our config. A zombie
+# ("[radosgw] <defunct>") counts as gone: init may take seconds to reap the daemons.
 pid_of() {
   local pid
   pid=$(cat "$D/run/$1.pid" 2>/dev/null) || return 1
-  [[ $(ps -o stat= -p "$pid" 2>/dev/null) =~ ^[^Z] ]] && echo "$pid"
+  [[ $(ps -o args= -p "$pid") == *" -c $CEPH_CONF" ]] && echo "$pid"
 }
 
 # Runs daemon $1 in the foreground of its own session, stdio away from the caller's.
@@ -53,10 +56,10 @@ daemon() {
 
 # Stops daemon $1 with signal $2, SIGKILL after 5 s; waits until it is gone.
 stop_daemon() {
-  local pid i
+  local pid
   pid=$(pid_of "$1") || return 0
   kill -"$2" "$pid" 2>/dev/null || true
-  for i in $(seq 50); do pid_of "$1" >/dev/null || break; sleep 0.1; done
+  for _ in $(seq 50); do pid_of "$1" >/dev/null || break; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null || true
   while pid_of "$1" >/dev/null; do sleep 0.05; done
   rm -f "$D/run/$1.pid"
@@ -82,17 +85,19 @@ case $cmd in
 start)
   [ -z "$(ls -A "$D")" ] || { echo "radosgw.sh: $D is not empty" >&2; exit 2; }
   port=${3:-$(free_port)}
-  ! ss -Htln "sport = :$port" | grep -q . || { echo "radosgw.sh: port $port is in use" >&2; exit 1; }
+  ! in_use "$port" || { echo "radosgw.sh: port $port is in use" >&2; exit 1; }
   monport=$(free_port)
   echo "$port" > "$D/port"
   mkdir -p "$D/run" "$D/mon" "$D/osd" "$D/rgw" "$D/crash"
-  trap 'st=$?; [ $st = 0 ] || bash "$0" stop "$D"; exit $st' EXIT
+  on_failure() { bash "$0" stop "$D" >/dev/null 2>&1; }
+  trap 'exit 1' INT TERM HUP PIPE
   fsid=$(uuidgen)
   cat > "$CEPH_CONF" <<EOF
 [global]
 fsid = $fsid
 mon host = v2:127.0.0.1:$monport
 public addr = 127.0.0.1
+cluster addr = 127.0.0.1
 auth cluster required = none
 auth service required = none
 auth client required = none
@@ -139,12 +144,18 @@ stop)
   stop_daemon osd.0 TERM
   stop_daemon mon.a TERM
   # So that ps shows none of them: wait (up to 3 s) for init to reap them.
-  for i in $(seq 30); do [ -n "$pids" ] && ps -p "$pids" >/dev/null || break; sleep 0.1; done
+  for _ in $(seq 30); do
+    if [ -z "$pids" ] || ! ps -p "$pids" >/dev/null; then break; fi
+    sleep 0.1
+  done
   ;;
 kill-rgw) stop_daemon client.rgw KILL ;;
 start-rgw)
-  pid_of mon.a >/dev/null && pid_of osd.0 >/dev/null || fail "the cluster in $D is not running"
-  trap 'st=$?; [ $st = 0 ] || stop_daemon client.rgw KILL; exit $st' EXIT
+  if ! pid_of mon.a >/dev/null || ! pid_of osd.0 >/dev/null; then
+    fail "the cluster in $D is not running"
+  fi
+  on_failure() { stop_daemon client.rgw KILL; }
+  trap 'exit 1' INT TERM HUP PIPE
   start_rgw
   ;;
 *) usage ;;

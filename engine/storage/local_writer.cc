@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "engine/base/atomic_file.h"
+#include "engine/base/interrupt.h"
 #include "engine/base/posix_file.h"
 #include "engine/storage/backup_lock.h"
 #include "engine/storage/local_storage.h"
@@ -20,6 +21,7 @@ class FdWritable final : public WritableFile {
  public:
   FdWritable(UniqueFd fd, std::string name) : fd_(std::move(fd)), name_(std::move(name)) {}
   Status Append(std::string_view data) override {
+    RETURN_IF_ERROR(CheckStop());
     while (!data.empty()) {
       const ssize_t w = ::write(fd_.get(), data.data(), data.size());
       if (w < 0 && errno == EINTR) continue;

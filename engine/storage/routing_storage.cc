@@ -72,6 +72,11 @@ StatusOr<std::vector<StoreFolder>> RoutingStorage::ScanStore(const std::string& 
   return s->ScanStore(location);
 }
 
+int64_t RoutingStorage::StoreRescanNs(const std::string& location) const {
+  auto s = For(location);
+  return s.ok() ? (*s)->StoreRescanNs(location) : Storage::StoreRescanNs(location);
+}
+
 std::string RoutingStorage::LocatorFor(const std::string& location) const {
   auto s = For(location);
   return s.ok() ? (*s)->LocatorFor(location) : "S3('" + location + "')";

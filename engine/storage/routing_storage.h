@@ -34,6 +34,7 @@ class RoutingStorage final : public Storage {
   StatusOr<SharedBytes> ReadIndex(const BackupFolder& folder) const override;
   Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const override;
   StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const override;
+  int64_t StoreRescanNs(const std::string& location) const override;
   std::string LocatorFor(const std::string& location) const override;
   StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
                                                       const std::string& uuid,

@@ -14,8 +14,11 @@ namespace {
 constexpr uint64_t kS3Device = 0x5333000000000000ull;
 constexpr uint64_t kMaxIndexBytes = 1ull << 32;
 
-FolderIdentity FolderIdOf(const std::string& location) {
-  return {kS3Device, XXH3_64bits(location.data(), location.size())};
+// One identity for every spelling of a prefix (`s3://B/K` and the configured endpoint's URL
+// of it): the URL requests go to.
+FolderIdentity FolderIdOf(const S3Address& a, const S3Bucket& bucket) {
+  const std::string url = bucket.client().display() + "/" + a.key;
+  return {kS3Device, XXH3_64bits(url.data(), url.size())};
 }
 
 std::string Shown(const S3Address& a) { return EscapeForMessage(a.Location()); }
@@ -31,7 +34,7 @@ ManifestIdentity S3Identity(const std::string& etag, uint64_t size) {
 }
 
 S3Folder::S3Folder(S3Address address, std::shared_ptr<const S3Bucket> bucket)
-    : BackupFolder(address.Location(), FolderIdOf(address.Location())),
+    : BackupFolder(address.Location(), FolderIdOf(address, *bucket)),
       address_(std::move(address)),
       bucket_(std::move(bucket)) {}
 
@@ -157,7 +160,7 @@ StatusOr<std::vector<StoreFolder>> S3Storage::ScanStore(const std::string& locat
     ASSIGN_OR_RETURN(auto head, bucket->Head(child.ObjectKey(".backup")));
     if (!head) continue;
     out.push_back(
-        {name, child.Location(), FolderIdOf(child.Location()), S3Identity(head->etag, head->size)});
+        {name, child.Location(), FolderIdOf(child, *bucket), S3Identity(head->etag, head->size)});
   }
   if (out.empty() && list.objects.empty() && list.prefixes.empty()) {
     return Status::BackupNotFound("store " + Shown(*a) + " not found (nothing under it)");

@@ -49,6 +49,7 @@ class S3Storage final : public Storage {
   Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const override;
   // Folders of the store with a `.backup` (one LIST folded at '/', one HEAD per folder).
   StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const override;
+  int64_t StoreRescanNs(const std::string&) const override { return 30000000000; }  // 30 s.
   // `.lock` first (refused if one is there: S3 cannot tell whether its writer lives), data
   // files uploaded (multipart above 16 MiB), `.backup` last, then `.lock` removed. Without
   // Finish, multipart uploads are aborted and every object written is deleted.
@@ -56,6 +57,13 @@ class S3Storage final : public Storage {
   StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
                                                       const std::string& uuid,
                                                       std::string* notice) const override;
+
+  // Rewrites the existing backup at `location` (prune's flatten in place): data files are
+  // written under names of their own (the caller picks names the old version does not use),
+  // Finish replaces `.backup` in one PUT, then deletes every object the new manifest does not
+  // name. Until Finish, the old version is whole; without it, only the new objects go.
+  StatusOr<std::unique_ptr<BackupWriter>> StartRewrite(const std::string& location,
+                                                       const std::string& uuid) const;
 
   // The bucket `address` is in, signed with the credentials its locator brought
   // (S3Keyring) or the configured ones.

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "engine/base/interrupt.h"
 #include "engine/base/path_check.h"
 #include "engine/storage/s3_storage.h"
 
@@ -84,6 +85,7 @@ class S3Writable final : public WritableFile {
   }
 
   Status Append(std::string_view data) override {
+    RETURN_IF_ERROR(CheckStop());
     while (!data.empty()) {
       const size_t take = std::min(data.size(), kPartBytes - buffer_.size());
       buffer_.append(data.substr(0, take));
@@ -94,6 +96,7 @@ class S3Writable final : public WritableFile {
   }
 
   Status Close() override {
+    RETURN_IF_ERROR(CheckStop());
     if (upload_.upload_id.empty()) {
       RETURN_IF_ERROR(bucket_->Put(key_, buffer_));
       Record();
@@ -151,8 +154,10 @@ class S3Writable final : public WritableFile {
 
 class S3Writer final : public BackupWriter {
  public:
-  S3Writer(std::shared_ptr<const S3Bucket> bucket, S3Address address)
-      : bucket_(std::move(bucket)), address_(std::move(address)) {}
+  // With `rewrite`, the backup at `address` exists and Finish replaces its manifest, then
+  // deletes every object of it that the new one does not name.
+  S3Writer(std::shared_ptr<const S3Bucket> bucket, S3Address address, bool rewrite = false)
+      : bucket_(std::move(bucket)), address_(std::move(address)), rewrite_(rewrite) {}
 
   ~S3Writer() override {
     if (finished_) return;
@@ -216,12 +221,25 @@ class S3Writer final : public BackupWriter {
     // Each data object is durable once its PUT or CompleteMultipartUpload answered.
     RETURN_IF_ERROR(bucket_->Put(address_.ObjectKey(".backup"), manifest));
     finished_ = true;
+    if (rewrite_) RETURN_IF_ERROR(DeleteUnnamed());
     return bucket_->Delete(address_.ObjectKey(".lock"));
   }
 
  private:
+  // After a rewrite: the objects of the old version (its data, its resolved index).
+  Status DeleteUnnamed() {
+    ASSIGN_OR_RETURN(S3Listing all, bucket_->List(address_.ObjectKey(""), ""));
+    const std::set<std::string> keep = {address_.ObjectKey(".backup"), address_.ObjectKey(".lock")};
+    for (const S3Object& o : all.objects) {
+      if (keep.count(o.key) || ledger_.objects.count(o.key)) continue;
+      RETURN_IF_ERROR(bucket_->Delete(o.key));
+    }
+    return Status::OK();
+  }
+
   std::shared_ptr<const S3Bucket> bucket_;
   S3Address address_;
+  const bool rewrite_;
   Ledger ledger_;
   std::map<std::string, std::string> staged_;  // Staged id -> data file name.
   bool finished_ = false;
@@ -265,6 +283,22 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
   }
   RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".lock"), LockText(uuid)));
   return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a)));
+}
+
+StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::string& location,
+                                                                const std::string& uuid) const {
+  ASSIGN_OR_RETURN(S3Address a, ParseS3Address(location));
+  auto bucket = BucketOf(a);
+  const std::string shown = EscapeForMessage(a.Location());
+  ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
+  if (!manifest) return Status::BackupNotFound("Backup " + shown + " not found (no .backup)");
+  ASSIGN_OR_RETURN(auto lock, bucket->Head(a.ObjectKey(".lock")));
+  if (lock) {
+    return Status::BackupAlreadyExists("Backup " + shown +
+                                       " has a .lock: another writer is at work there");
+  }
+  RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".lock"), LockText(uuid)));
+  return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a), true));
 }
 
 }  // namespace stitchfs::engine

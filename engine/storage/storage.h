@@ -126,6 +126,9 @@ class Storage {
   virtual Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const = 0;
   // The backups of the store at `location` by name (the rules of engine::ScanStore).
   virtual StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const = 0;
+  // How often a mounted store at `location` is read again for new backups, in nanoseconds
+  // (a local folder costs one readdir; an object store a LIST and a HEAD per backup).
+  virtual int64_t StoreRescanNs(const std::string& /*location*/) const { return 1000000000; }
 
   // The ClickHouse locator text that names the backup at `location` from anywhere (a base
   // locator): `File('/abs/path')` locally, `S3('https://endpoint/bucket/key')` for object

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <map>
+#include <unordered_set>
 
 #include "engine/storage/locator.h"
 
@@ -50,10 +51,11 @@ std::optional<StoreFolder> Probe(int dir_fd, const std::string& store, const cha
 
 void FillFigures(StoreEntry& s) {
   const Manifest& m = s.backup->manifest();
+  std::unordered_set<std::string_view> files;  // Each data file counts once (dedup shares).
   for (size_t i = 0; i < m.num_entries(); ++i) {
     const FileEntry e = m.entry(i);
     s.total_size += e.size;
-    if (e.has_data_file() && e.data_file == e.name) s.stored_bytes += e.stored_size();
+    if (e.has_data_file() && files.insert(e.data_file).second) s.stored_bytes += e.stored_size();
   }
   s.stored_bytes += s.backup->manifest_bytes();
   s.time = s.backup->header().time;

@@ -1,23 +1,13 @@
 #include "engine/store/prune.h"
 
-#include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <filesystem>
 #include <map>
 #include <set>
 
-#include "engine/base/atomic_file.h"
-#include "engine/base/folder_list.h"
 #include "engine/read/resolved_backup.h"
-#include "engine/storage/local_storage.h"
+#include "engine/storage/locator.h"
+#include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
-#include "engine/write/flatten.h"
-
-namespace fs = std::filesystem;
+#include "engine/store/store_moves.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -54,12 +44,6 @@ std::map<size_t, std::string> Kept(const std::vector<StoreEntry>& all, const Pru
   return kept;
 }
 
-// A work folder of prune beside `path`: ".<name><suffix>", never listed as a backup.
-std::string WorkPath(const std::string& path, const char* suffix) {
-  return (fs::path(path).parent_path() / ("." + fs::path(path).filename().string() + suffix))
-      .string();
-}
-
 // The chain of the kept backup `all[k]`, opened with every check ChainWalk makes, as store
 // indexes (nullopt for a base outside the store), level 0 first.
 StatusOr<std::vector<std::optional<size_t>>> ChainInStore(const std::vector<StoreEntry>& all,
@@ -90,40 +74,16 @@ bool NeedsFlatten(const std::vector<std::optional<size_t>>& levels,
   return false;
 }
 
-// Replaces backup `path` by a flattened copy with the same uuid, atomically.
-StatusOr<uint64_t> FlattenInPlace(const std::string& path, const ChainOptions& o) {
-  ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(path, o));
-  const std::string tmp = WorkPath(path, kFlattenSuffix);
-  std::error_code ec;
-  fs::remove_all(tmp, ec);  // Left by an interrupted run: never a kept backup.
-  ASSIGN_OR_RETURN(FlattenResult r, FlattenBackup(*chain, tmp, /*keep_uuid=*/true));
-  if (::syscall(SYS_renameat2, AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) !=
-      0) {
-    return Status::IOError("exchange " + tmp + " with " + path, errno);
-  }
-  RETURN_IF_ERROR(SyncDir(fs::path(path).parent_path().string()));
-  fs::remove_all(tmp, ec);  // Now the old, incremental copy.
-  return r.bytes_stored;
-}
-
 // Moves the backups to remove out of the store's namespace (so none opens half-deleted, and
 // the proof below sees the store as it will be), newest first: interrupted halfway, no backup
 // left in the store has lost its base. `moved` lists what was moved.
-Status SetAside(const std::vector<std::string>& oldest_first, const std::string& store,
+Status SetAside(const std::vector<std::string>& oldest_first, StoreMoves& moves,
                 std::vector<std::string>* moved) {
   for (auto it = oldest_first.rbegin(); it != oldest_first.rend(); ++it) {
-    const std::string& p = *it;
-    if (::rename(p.c_str(), WorkPath(p, kDeletingSuffix).c_str()) != 0) {
-      return Status::IOError("rename " + p, errno);
-    }
-    moved->push_back(p);
+    RETURN_IF_ERROR(moves.SetAside(*it));
+    moved->push_back(*it);
   }
-  return SyncDir(store);
-}
-
-// Puts set-aside backups back (when the proof fails).
-void PutBack(const std::vector<std::string>& moved) {
-  for (const std::string& p : moved) ::rename(WorkPath(p, kDeletingSuffix).c_str(), p.c_str());
+  return moves.Sync();
 }
 
 // Every kept backup opens, with its whole chain, in the store as it now is.
@@ -141,26 +101,16 @@ Status ProveKept(const std::vector<StoreEntry>& all, const std::map<size_t, std:
   return Status::OK();
 }
 
-void RemoveWorkFolders(const std::string& store) {
-  auto names = ListFolder(store);
-  if (!names.ok()) return;
-  std::error_code ec;
-  for (const std::string& n : *names) {
-    if (n.front() == '.' && (n.ends_with(kDeletingSuffix) || n.ends_with(kFlattenSuffix))) {
-      fs::remove_all(store + "/" + n, ec);
-    }
-  }
-}
-
 // The plan: one action per backup, oldest first.
 StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
-                                        const std::map<size_t, std::string>& kept, ChainOptions o) {
+                                        const std::map<size_t, std::string>& kept, ChainOptions o,
+                                        StoreMoves& moves) {
   o.backups = std::make_shared<BackupCache>(size_t{256} << 20);
   std::vector<PruneAction> plan;
   for (size_t i = 0; i < all.size(); ++i) {
     auto k = kept.find(i);
     if (k == kept.end()) {
-      plan.push_back({PruneAction::kRemove, all[i].name, "", BytesBeneath(all[i].path)});
+      plan.push_back({PruneAction::kRemove, all[i].name, "", moves.BytesOf(all[i].path)});
       continue;
     }
     if (!all[i].backup) {
@@ -186,35 +136,33 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   if (p.keep_last <= 0 && p.keep_daily <= 0 && p.keep_monthly <= 0) {
     return Status::InvalidArgument("a policy needs --keep-last, --keep-daily or --keep-monthly");
   }
-  const std::string store = AbsolutePath(store_arg);
+  const std::string store = NormalLocation(store_arg);
   ChainOptions o;
   o.cache = cache;
-  o.storage = LocalStorage::Create();  // Its moves below are a local folder's (renameat2).
+  o.storage = RoutingStorage::Create();
+  ASSIGN_OR_RETURN(std::unique_ptr<StoreMoves> moves, MovesFor(store, *o.storage));
   ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(*o.storage, store, cache));
   const auto kept = Kept(all, p);
-  ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept, o));
+  ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept, o, *moves));
   if (p.dry_run) return plan;
-  RemoveWorkFolders(store);
+  moves->RemoveLeftovers();
   std::vector<std::string> doomed;
   for (size_t i = 0; i < plan.size(); ++i) {  // Oldest first.
     if (plan[i].kind == PruneAction::kFlatten) {
-      ASSIGN_OR_RETURN(plan[i].bytes, FlattenInPlace(all[i].path, o));
+      ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(all[i].path, o));
+      ASSIGN_OR_RETURN(plan[i].bytes, moves->FlattenInPlace(*chain, all[i].path));
     } else if (plan[i].kind == PruneAction::kRemove) {
       doomed.push_back(all[i].path);
     }
   }
   std::vector<std::string> moved;
-  Status s = SetAside(doomed, store, &moved);
+  Status s = SetAside(doomed, *moves, &moved);
   if (s.ok()) s = ProveKept(all, kept, o);
   if (!s.ok()) {
-    PutBack(moved);
+    for (const std::string& path : moved) moves->PutBack(path);
     return s;
   }
-  for (const std::string& path : doomed) {
-    std::error_code ec;
-    fs::remove_all(WorkPath(path, kDeletingSuffix), ec);
-    if (ec) return Status::IOError("remove " + WorkPath(path, kDeletingSuffix), ec.value());
-  }
+  for (const std::string& path : doomed) RETURN_IF_ERROR(moves->Remove(path));
   return plan;
 }
 

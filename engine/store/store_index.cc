@@ -52,7 +52,10 @@ StoreIndex::StoreIndex(std::string store, Clock clock, Log log,
 
 StoreChanges StoreIndex::Rescan(std::unique_lock<std::mutex>& lock, bool force) {
   const int64_t now = clock_();
-  if (scanning_ || (!force && last_scan_ns_ && now - *last_scan_ns_ < kRescanNs)) return {};
+  if (scanning_ ||
+      (!force && last_scan_ns_ && now - *last_scan_ns_ < storage_->StoreRescanNs(store_))) {
+    return {};
+  }
   last_scan_ns_ = now;
   ScanGuard guard(lock, scanning_);
   std::optional<std::vector<Scanned>> scanned = Scan(lock);

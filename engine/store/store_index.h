@@ -62,7 +62,6 @@ class StoreIndex {
  public:
   using Clock = std::function<int64_t()>;  // Nanoseconds since the epoch.
   using Log = std::function<void(const std::string&)>;
-  static constexpr int64_t kRescanNs = 1000000000;
 
   // An empty index of the store at `store`; the first Rescan fills it. `clock` (default: the
   // system clock) times rescans and changes; `log` receives a line when the store cannot be read.
@@ -70,7 +69,8 @@ class StoreIndex {
   explicit StoreIndex(std::string store, Clock clock = {}, Log log = {},
                       std::shared_ptr<const Storage> storage = nullptr);
 
-  // Reads the store and merges what it finds, if kRescanNs have passed since the last scan
+  // Reads the store and merges what it finds, if the storage's StoreRescanNs have passed since
+  // the last scan
   // (always with `force`, or the first time), unless another thread is scanning right now. A
   // store that cannot be read because of an I/O error (EMFILE, EIO, ...) keeps what was known;
   // a store that is gone has no backups. REQUIRES: `lock` holds the mutex that guards this

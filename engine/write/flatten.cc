@@ -35,11 +35,17 @@ StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::st
 
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
                                       bool keep_uuid, const Storage& storage) {
+  const std::string uuid = keep_uuid ? chain.top().manifest().header().uuid : NewUuid();
+  std::string notice;
+  ASSIGN_OR_RETURN(auto writer, storage.StartBackup(dest, uuid, &notice));
+  return FlattenInto(chain, *writer, uuid, "");
+}
+
+StatusOr<FlattenResult> FlattenInto(const ResolvedBackup& chain, BackupWriter& writer,
+                                    const std::string& uuid, const std::string& data_prefix) {
   const Manifest& m = chain.top().manifest();
   FlattenResult r;
-  r.uuid = keep_uuid ? m.header().uuid : NewUuid();
-  std::string notice;
-  ASSIGN_OR_RETURN(auto writer, storage.StartBackup(dest, r.uuid, &notice));
+  r.uuid = uuid;
   auto buf = std::make_unique<char[]>(kCopyBuffer);
   std::vector<FileEntry> entries;
   std::map<std::pair<uint64_t, Checksum>, std::string> stored;  // content -> data file
@@ -51,9 +57,9 @@ StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::st
     ++r.files;
     if (e.size > 0) {
       auto [it, first] =
-          stored.emplace(std::make_pair(e.size, e.checksum), DataFileNameFor(e.name));
+          stored.emplace(std::make_pair(e.size, e.checksum), data_prefix + DataFileNameFor(e.name));
       if (first) {
-        RETURN_IF_ERROR(WriteDataFile(chain, i, *writer, it->second, buf.get()));
+        RETURN_IF_ERROR(WriteDataFile(chain, i, writer, it->second, buf.get()));
         r.bytes_stored += e.size;
       }
       e.data_file = it->second;
@@ -69,7 +75,7 @@ StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::st
   for (size_t i = 0; i < m.num_nodes(); ++i) nodes.push_back(m.node(i));
   std::string xml;
   RETURN_IF_ERROR(RenderManifest(h, entries, &xml, nodes));
-  RETURN_IF_ERROR(writer->Finish(xml));
+  RETURN_IF_ERROR(writer.Finish(xml));
   return r;
 }
 

@@ -24,5 +24,9 @@ StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::st
 // The same into `dest` of `storage`.
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
                                       bool keep_uuid, const Storage& storage);
+// The same through `writer` (which Finish completes), with backup uuid `uuid` and every data
+// file named `data_prefix` + its usual name.
+StatusOr<FlattenResult> FlattenInto(const ResolvedBackup& chain, BackupWriter& writer,
+                                    const std::string& uuid, const std::string& data_prefix);
 
 }  // namespace stitchfs::engine

@@ -9,6 +9,9 @@
 namespace stitchfs::engine {
 namespace {
 
+// How often a store on this machine is read again (Storage::StoreRescanNs).
+constexpr int64_t kLocalRescanNs = 1000000000;
+
 namespace fs = std::filesystem;
 using testutil::TempDir;
 
@@ -44,7 +47,7 @@ class StoreIndexTest : public ::testing::Test {
   }
   // Moves the clock past the rescan interval and rescans.
   StoreChanges Later() {
-    now_ += StoreIndex::kRescanNs;
+    now_ += kLocalRescanNs;
     return Rescan();
   }
   std::vector<std::string> Names() const {
@@ -71,7 +74,7 @@ TEST_F(StoreIndexTest, BackupsAppearAndDisappearAtMostOnceASecond) {
   Put("g0");
   EXPECT_FALSE(Rescan().scanned) << "within a second of the last scan";
   EXPECT_EQ(index_.size(), 0u);
-  now_ += StoreIndex::kRescanNs - 1;
+  now_ += kLocalRescanNs - 1;
   EXPECT_FALSE(Rescan().scanned);
   now_ += 1;
   const StoreChanges first = Rescan();

@@ -10,6 +10,9 @@
 namespace stitchfs::fs::fstest {
 namespace {
 
+// How often a store on this machine is read again (Storage::StoreRescanNs).
+constexpr int64_t kLocalRescanNs = 1000000000;
+
 namespace fs = std::filesystem;
 using engine::ErrorCode;
 constexpr uint64_t kRoot = StoreView::kRootIno;
@@ -51,7 +54,7 @@ class StoreViewTest : public ::testing::Test {
     view_ = std::make_unique<StoreView>(store_, o,
                                         [this](const std::string& l) { log_lines_.push_back(l); });
   }
-  void Later() { now_ += engine::StoreIndex::kRescanNs; }
+  void Later() { now_ += kLocalRescanNs; }
   // Moves the clock on and looks at the root, which rescans the store.
   void Rescanned() {
     Later();

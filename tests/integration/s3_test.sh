@@ -3,13 +3,15 @@
 # backups and incrementals written to S3, chains mixing S3 and local backups, ClickHouse
 # locators with and without credentials, refused credentials and missing buckets, mounts of
 # a backup and of a store compared byte for byte, the server killed during reads and during a
-# backup. Usage: s3_test.sh STITCH STITCHFS RADOSGW_SH
+# backup, prune and flatten of an S3 store, mount options in place of the environment.
+# Usage: s3_test.sh STITCH STITCHFS RADOSGW_SH MOUNT_HELPER
 # Exits 77 (skipped) where FUSE or radosgw cannot be used.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 STITCH=$1
 STITCHFS=$2
 RGW=$3
+HELPER=$4
 export STITCH_NO_PROGRESS=1
 if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null || ! command -v radosgw >/dev/null; then
   echo "SKIP: no /dev/fuse, fusermount3 or radosgw"
@@ -101,6 +103,46 @@ mnt s3://stitch/mixed/d4 "$work/m3"
 check "S3 on local on S3 chain (diff -r)" diff -r "$work/m3" "$src"
 check "local on S3 chain" bash -c "'$STITCH' restore '$work/local3' '$work/r3' && diff -r '$work/r3' '$work/day3'"
 
+# --- Mount options instead of the environment (fstab: no secret on a command line) ---------
+printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$AWS_ACCESS_KEY_ID" \
+  "$AWS_SECRET_ACCESS_KEY" >"$work/creds"
+chmod 600 "$work/creds"
+mkdir -p "$work/m7"
+mounts+=("$work/m7")
+check "mount.stitchfs with -o s3_endpoint=,s3_credentials=" env -u AWS_ENDPOINT_URL \
+  -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY STITCHFS="$STITCHFS" sh "$HELPER" \
+  s3://stitch/store/d2 "$work/m7" -o "ro,_netdev,nofail,s3_endpoint=$URL,s3_credentials=$work/creds"
+check "that mount reads (diff -r)" diff -r "$work/m7" "$work/day2"
+check "no secret in the daemon's command line" bash -c \
+  "! grep -a '$AWS_SECRET_ACCESS_KEY' /proc/\$(pgrep -f 'stitchfs s3://stitch/store/d2 $work/m7' | head -1)/cmdline"
+
+# --- Prune and flatten of a store in object storage --------------------------------------------
+psrc=$work/psrc
+mkdir -p "$psrc"
+for d in 1 2 3 4; do
+  head -c 200000 /dev/urandom >>"$psrc/log"
+  echo "$d" >"$psrc/day$d"
+  base=()
+  [ "$d" -gt 1 ] && base=(--base "s3://stitch/pr/d$((d - 1))")
+  "$STITCH" backup "$psrc" "s3://stitch/pr/d$d" "${base[@]}" --timestamp "2026-11-0$d 10:00:00" \
+    >/dev/null 2>&1 || bad "backup pr/d$d"
+  cp -a "$psrc" "$work/pday$d"
+done
+check "prune an S3 store" "$STITCH" prune s3://stitch/pr --keep-last 2
+check "pruned store lists the kept ones" \
+  [ "$("$STITCH" log --json s3://stitch/pr | grep -o '"name": *"d[0-9]"' | wc -l)" = 2 ]
+check "removed backups leave no object" [ -z "$(keys pr/d1/)$(keys pr/d2/)" ]
+check "no prune marker left" [ -z "$(keys pr/ | grep stitch-deleting)" ]
+check "the kept base was flattened" bash -c "'$STITCH' info s3://stitch/pr/d3 | grep -q 'chain (1 backup)'"
+for d in 3 4; do
+  check "kept d$d restores right after prune" bash -c \
+    "'$STITCH' restore s3://stitch/pr/d$d '$work/pr$d' && diff -r '$work/pr$d' '$work/pday$d'"
+done
+check "flatten from S3 to S3" "$STITCH" flatten s3://stitch/pr/d4 s3://stitch/flat/d4
+mnt s3://stitch/flat/d4 "$work/m8"
+check "flattened copy (diff -r)" diff -r "$work/m8" "$work/pday4"
+check "flattened copy has no base" bash -c "'$STITCH' info s3://stitch/flat/d4 | grep -q 'base_backup: *(none)'"
+
 # --- ClickHouse locators with and without credentials -----------------------------------------
 cp -a "$work/local3" "$work/ch"
 rm -rf "$work/ch/.stitchfs"
@@ -163,4 +205,20 @@ expect_exit 0 "" -- "$STITCH" backup "$big" s3://stitch/killed/b1
 check "the next backup took the dead one's place" \
   bash -c "'$STITCH' cat s3://stitch/killed/b1 huge | cmp - '$big/huge'"
 check "no multipart upload left" bash -c "! s3api GET 'stitch?prefix=killed%2F&uploads=' | grep -q UploadId"
+# --- Ctrl-C (SIGINT) or SIGTERM during a backup: it unwinds and leaves nothing -----------------
+for sig in INT TERM; do
+  "$STITCH" backup "$big" "s3://stitch/stopped-$sig/b1" >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 200); do
+    s3api GET "stitch?prefix=stopped-$sig%2F&uploads=" | grep -q UploadId && break
+    sleep 0.02
+  done
+  kill -$sig $pid
+  wait $pid
+  rc=$?
+  check "SIG$sig stops the backup with an error (rc $rc)" [ "$rc" != 0 ]
+  check "SIG$sig leaves no object" [ -z "$(keys "stopped-$sig/")" ]
+  check "SIG$sig leaves no multipart upload" \
+    bash -c "! s3api GET 'stitch?prefix=stopped-$sig%2F&uploads=' | grep -q UploadId"
+done
 finish

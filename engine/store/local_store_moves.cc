@@ -1,0 +1,92 @@
+// StoreMoves for a store folder on this machine: renames within the store's folder.
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include "engine/base/atomic_file.h"
+#include "engine/base/folder_list.h"
+#include "engine/store/store_moves_impl.h"
+#include "engine/write/flatten.h"
+
+namespace fs = std::filesystem;
+
+namespace stitchfs::engine {
+namespace {
+
+constexpr const char* kFlattenSuffix = ".stitch-flatten";
+constexpr const char* kDeletingSuffix = ".stitch-deleting";
+
+// A work folder of prune beside `path`: ".<name><suffix>", never listed as a backup.
+std::string WorkPath(const std::string& path, const char* suffix) {
+  return (fs::path(path).parent_path() / ("." + fs::path(path).filename().string() + suffix))
+      .string();
+}
+
+class LocalStoreMoves final : public StoreMoves {
+ public:
+  LocalStoreMoves(std::string store, const Storage& storage)
+      : store_(std::move(store)), storage_(storage) {}
+
+  void RemoveLeftovers() override {
+    auto names = ListFolder(store_);
+    if (!names.ok()) return;
+    std::error_code ec;
+    for (const std::string& n : *names) {
+      if (n.front() == '.' && (n.ends_with(kDeletingSuffix) || n.ends_with(kFlattenSuffix))) {
+        fs::remove_all(store_ + "/" + n, ec);
+      }
+    }
+  }
+
+  uint64_t BytesOf(const std::string& path) override { return BytesBeneath(path); }
+
+  StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path) override {
+    const std::string tmp = WorkPath(path, kFlattenSuffix);
+    std::error_code ec;
+    fs::remove_all(tmp, ec);  // Left by an interrupted run: never a kept backup.
+    ASSIGN_OR_RETURN(FlattenResult r, FlattenBackup(chain, tmp, /*keep_uuid=*/true, storage_));
+    if (::syscall(SYS_renameat2, AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) !=
+        0) {
+      return Status::IOError("exchange " + tmp + " with " + path, errno);
+    }
+    RETURN_IF_ERROR(SyncDir(fs::path(path).parent_path().string()));
+    fs::remove_all(tmp, ec);  // Now the old, incremental copy.
+    return r.bytes_stored;
+  }
+
+  Status SetAside(const std::string& path) override {
+    if (::rename(path.c_str(), WorkPath(path, kDeletingSuffix).c_str()) != 0) {
+      return Status::IOError("rename " + path, errno);
+    }
+    return Status::OK();
+  }
+
+  void PutBack(const std::string& path) override {
+    ::rename(WorkPath(path, kDeletingSuffix).c_str(), path.c_str());
+  }
+
+  Status Remove(const std::string& path) override {
+    std::error_code ec;
+    fs::remove_all(WorkPath(path, kDeletingSuffix), ec);
+    if (ec) return Status::IOError("remove " + WorkPath(path, kDeletingSuffix), ec.value());
+    return Status::OK();
+  }
+
+  Status Sync() override { return SyncDir(store_); }
+
+ private:
+  const std::string store_;
+  const Storage& storage_;
+};
+
+}  // namespace
+
+std::unique_ptr<StoreMoves> LocalMoves(const std::string& store, const Storage& storage) {
+  return std::make_unique<LocalStoreMoves>(store, storage);
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,116 @@
+// StoreMoves for a store in object storage: nothing renames, so a backup leaves the store
+// when its `.backup` goes (a `.stitch-deleting` marker beside its data says why), and is
+// flattened in place by a rewrite (S3Storage::StartRewrite).
+#include <map>
+
+#include "engine/base/uuid.h"
+#include "engine/storage/routing_storage.h"
+#include "engine/store/store_moves_impl.h"
+#include "engine/write/flatten.h"
+
+namespace stitchfs::engine {
+namespace {
+
+constexpr const char* kMarker = ".stitch-deleting";
+
+class S3StoreMoves final : public StoreMoves {
+ public:
+  S3StoreMoves(S3Address store, const S3Storage& s3) : store_(std::move(store)), s3_(s3) {}
+
+  void RemoveLeftovers() override {
+    auto bucket = s3_.BucketOf(store_);
+    auto list = bucket->List(store_.ObjectKey(""), "/");
+    if (!list.ok()) return;
+    for (const std::string& p : list->prefixes) {
+      S3Address a = store_;
+      a.key = p.substr(0, p.size() - 1);
+      auto marker = bucket->Head(a.ObjectKey(kMarker));
+      auto manifest = bucket->Head(a.ObjectKey(".backup"));
+      if (!marker.ok() || !*marker || !manifest.ok()) continue;
+      if (*manifest) {
+        bucket->Delete(a.ObjectKey(kMarker)).IgnoreError();  // Put back, marker left.
+      } else {
+        RemoveAll(a).IgnoreError();
+      }
+    }
+  }
+
+  uint64_t BytesOf(const std::string& path) override {
+    auto a = ParseS3Address(path);
+    if (!a.ok()) return 0;
+    auto list = s3_.BucketOf(*a)->List(a->ObjectKey(""), "");
+    uint64_t sum = 0;
+    if (list.ok()) {
+      for (const S3Object& o : list->objects) sum += o.size;
+    }
+    return sum;
+  }
+
+  StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path) override {
+    const std::string uuid = chain.top().manifest().header().uuid;
+    ASSIGN_OR_RETURN(auto writer, s3_.StartRewrite(path, uuid));
+    // Names no object of the old version has: it stays whole until the new `.backup` is in.
+    const std::string prefix = ".stitchfs/flat-" + NewUuid().substr(0, 8) + "/";
+    ASSIGN_OR_RETURN(FlattenResult r, FlattenInto(chain, *writer, uuid, prefix));
+    return r.bytes_stored;
+  }
+
+  Status SetAside(const std::string& path) override {
+    ASSIGN_OR_RETURN(S3Address a, ParseS3Address(path));
+    auto bucket = s3_.BucketOf(a);
+    ASSIGN_OR_RETURN(auto manifest, bucket->GetAll(a.ObjectKey(".backup"), 1ull << 34));
+    if (!manifest) return Status::BackupNotFound("Backup " + path + " has no .backup any more");
+    RETURN_IF_ERROR(bucket->Put(a.ObjectKey(kMarker), "set aside by stitch prune\n"));
+    saved_[path] = std::move(*manifest);
+    return bucket->Delete(a.ObjectKey(".backup"));
+  }
+
+  void PutBack(const std::string& path) override {
+    auto a = ParseS3Address(path);
+    auto it = saved_.find(path);
+    if (!a.ok() || it == saved_.end()) return;
+    auto bucket = s3_.BucketOf(*a);
+    if (bucket->Put(a->ObjectKey(".backup"), it->second).ok()) {
+      bucket->Delete(a->ObjectKey(kMarker)).IgnoreError();
+    }
+  }
+
+  Status Remove(const std::string& path) override {
+    ASSIGN_OR_RETURN(S3Address a, ParseS3Address(path));
+    return RemoveAll(a);
+  }
+
+  Status Sync() override { return Status::OK(); }  // Each answered request is durable.
+
+ private:
+  // Every object of the backup at `a`, its marker last (a leftover stays recognisable).
+  Status RemoveAll(const S3Address& a) {
+    auto bucket = s3_.BucketOf(a);
+    ASSIGN_OR_RETURN(auto uploads, bucket->ListMultipart(a.ObjectKey("")));
+    for (const S3Upload& u : uploads) RETURN_IF_ERROR(bucket->AbortMultipart(u));
+    ASSIGN_OR_RETURN(S3Listing all, bucket->List(a.ObjectKey(""), ""));
+    for (const S3Object& o : all.objects) {
+      if (o.key != a.ObjectKey(kMarker)) RETURN_IF_ERROR(bucket->Delete(o.key));
+    }
+    return bucket->Delete(a.ObjectKey(kMarker));
+  }
+
+  const S3Address store_;
+  const S3Storage& s3_;
+  std::map<std::string, std::string> saved_;  // Path -> the `.backup` set aside.
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<StoreMoves>> MovesFor(const std::string& store, const Storage& storage) {
+  if (!IsS3Location(store)) return LocalMoves(store, storage);
+  const S3Storage* s3 = dynamic_cast<const S3Storage*>(&storage);
+  if (auto* routing = dynamic_cast<const RoutingStorage*>(&storage)) {
+    ASSIGN_OR_RETURN(s3, routing->s3());
+  }
+  if (!s3) return Status::InvalidArgument("store " + store + " is not in this storage");
+  ASSIGN_OR_RETURN(S3Address a, ParseS3Address(store));
+  return std::unique_ptr<StoreMoves>(std::make_unique<S3StoreMoves>(std::move(a), *s3));
+}
+
+}  // namespace stitchfs::engine

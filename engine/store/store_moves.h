@@ -1,0 +1,44 @@
+// StoreMoves: the steps by which prune changes a store, the only part of pruning that differs
+// between a folder of this machine and object storage. Locally a backup is set aside by a
+// rename and a flattened copy swapped in with one RENAME_EXCHANGE; in object storage, where
+// nothing renames, a backup is set aside by taking its `.backup` away (kept in memory to put
+// back, with a marker object saying it is being deleted) and flattened in place: new data
+// objects under names of their own, then one PUT of the new `.backup`, then the old objects go.
+// Either way every kept backup opens at every moment.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/base/status_or.h"
+#include "engine/read/resolved_backup.h"
+#include "engine/storage/storage.h"
+
+namespace stitchfs::engine {
+
+// Not thread-safe.
+class StoreMoves {
+ public:
+  virtual ~StoreMoves() = default;
+  // Removes what an interrupted prune left in the store (work folders, backups set aside).
+  virtual void RemoveLeftovers() = 0;
+  // The bytes the backup at `path` occupies.
+  virtual uint64_t BytesOf(const std::string& path) = 0;
+  // Replaces the backup at `path` (the top of `chain`) by a flattened copy with its uuid;
+  // returns the bytes written. A reader opening `path` meanwhile gets the old or the new one.
+  virtual StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain,
+                                            const std::string& path) = 0;
+  // Takes the backup at `path` out of the store (it no longer opens) so that PutBack can
+  // return it; Remove deletes it for good.
+  virtual Status SetAside(const std::string& path) = 0;
+  virtual void PutBack(const std::string& path) = 0;
+  virtual Status Remove(const std::string& path) = 0;
+  // After a batch of SetAside calls: makes them durable.
+  virtual Status Sync() = 0;
+};
+
+// The moves for the store at `store` (a normal location) in `storage` (a RoutingStorage or
+// the storage the location belongs to).
+StatusOr<std::unique_ptr<StoreMoves>> MovesFor(const std::string& store, const Storage& storage);
+
+}  // namespace stitchfs::engine
