@@ -24,6 +24,7 @@ const char kUsage[] =
     "       s3_endpoint=URL, s3_region=R, s3_profile=NAME, s3_credentials=FILE (object\n"
     "         storage: BACKUP may be s3://BUCKET/PREFIX or an http(s) URL; FILE is in the\n"
     "         ~/.aws/credentials format; the AWS_* environment is read too),\n"
+    "       s3_cache_mb=N (object storage: on-disk block cache; default 1024, 0 = off),\n"
     "       readahead_kb=N (sequential read request size when root; default 1024, 0 = kernel's),\n"
     "       share_inodes (stores: a file unchanged between backups has one inode number),\n"
     "       max_backups=N, cache_mb=N, manifest_cache_mb=N (stores: memory bounds; default\n"
@@ -90,6 +91,9 @@ engine::Status MountOption(const std::string& opt, Options* o) {
     o->s3.region = val;
   } else if (key == "s3_profile" && !val.empty()) {
     o->s3.profile = val;
+  } else if (key == "s3_cache_mb" && eq != std::string::npos) {
+    ASSIGN_OR_RETURN(const uint32_t mb, Number(key, val, 10));
+    o->s3.cache_mb = mb;
   } else if (key == "s3_credentials" && !val.empty()) {
     o->s3.credentials_file = engine::AbsolutePath(val);  // A file: never a secret in argv.
   } else if ((key == "fsname" || key == "subtype") && !val.empty()) {

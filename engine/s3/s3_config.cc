@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include "engine/base/cache_dir.h"
+
 namespace stitchfs::engine {
 namespace {
 
@@ -98,6 +100,19 @@ Status LoadCredentials(const S3Settings& settings, const Env& env, const std::st
   return Status::OK();
 }
 
+Status CacheSize(const S3Settings& settings, const Env& env, S3Config* c) {
+  int64_t mb = settings.cache_mb;
+  if (const std::string n = env.Get("STITCH_S3_CACHE_MB"); mb < 0 && !n.empty()) {
+    char* end = nullptr;
+    mb = std::strtoll(n.c_str(), &end, 10);
+    if (*end != '\0' || mb < 0) return Status::InvalidArgument("STITCH_S3_CACHE_MB must be >= 0");
+  }
+  if (mb >= 0) c->block_cache_bytes = static_cast<uint64_t>(mb) << 20;
+  const std::string base = DefaultCacheDir();
+  c->block_cache_dir = base.empty() ? "" : base + "/s3-blocks";
+  return Status::OK();
+}
+
 }  // namespace
 
 StatusOr<S3Config> LoadS3Config(const S3Settings& settings, const EnvLookup& lookup) {
@@ -121,6 +136,7 @@ StatusOr<S3Config> LoadS3Config(const S3Settings& settings, const EnvLookup& loo
                                env.Get("AWS_DEFAULT_REGION"), Value(section, "region")}) {
     if (c.region.empty()) c.region = v;
   }
+  RETURN_IF_ERROR(CacheSize(settings, env, &c));
   if (const std::string n = env.Get("STITCH_S3_MAX_ATTEMPTS"); !n.empty()) {
     char* end = nullptr;
     const long v = std::strtol(n.c_str(), &end, 10);

@@ -24,6 +24,7 @@ struct S3Settings {
   std::string region;            // -o s3_region=R
   std::string profile;           // -o s3_profile=NAME
   std::string credentials_file;  // -o s3_credentials=FILE (the ~/.aws/credentials format)
+  int64_t cache_mb = -1;         // -o s3_cache_mb=N: the block cache's size; -1: the default.
 };
 
 struct S3Config {
@@ -34,6 +35,10 @@ struct S3Config {
   int first_backoff_ms = 200;  // Doubling per retry, with jitter, up to 5 s.
   int connect_timeout_ms = 5000;
   int stall_timeout_s = 30;  // A transfer with no progress for this long is retried.
+  // The on-disk block cache (BlockCache): STITCH_S3_CACHE_MB or -o s3_cache_mb (default
+  // 1024; 0 turns it off), in DefaultCacheDir()/s3-blocks.
+  uint64_t block_cache_bytes = uint64_t{1024} << 20;
+  std::string block_cache_dir;
 };
 
 using EnvLookup = std::function<const char*(const char*)>;

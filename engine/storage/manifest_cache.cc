@@ -13,31 +13,20 @@
 #include <filesystem>
 #include <vector>
 
+#include "engine/base/cache_dir.h"
 #include "engine/base/folder_list.h"
 #include "engine/base/posix_file.h"
 #include "engine/base/unique_fd.h"
 #include "engine/storage/manifest_file.h"
 
 namespace stitchfs::engine {
-namespace {
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-}  // namespace
-
 const ManifestCache* ManifestCache::Default() {
   static const ManifestCache* cache = []() -> const ManifestCache* {
-    std::string dir = Env("STITCH_CACHE_DIR");
-    if (dir == "off") return nullptr;
-    if (dir.empty() && !Env("XDG_CACHE_HOME").empty()) dir = Env("XDG_CACHE_HOME") + "/stitchfs";
-    if (dir.empty() && !Env("HOME").empty()) dir = Env("HOME") + "/.cache/stitchfs";
+    const std::string dir = DefaultCacheDir();
     if (dir.empty()) return nullptr;
-    const std::string mb = Env("STITCH_CACHE_MB");
-    const uint64_t max_mb = mb.empty() ? 4096 : std::strtoull(mb.c_str(), nullptr, 10);
-    return new ManifestCache(std::filesystem::absolute(dir).string(), max_mb << 20);
+    const char* mb = std::getenv("STITCH_CACHE_MB");
+    const uint64_t max_mb = mb == nullptr || *mb == '\0' ? 4096 : std::strtoull(mb, nullptr, 10);
+    return new ManifestCache(dir, max_mb << 20);
   }();
   return cache;
 }

@@ -1,29 +1,38 @@
 #include "engine/storage/s3_files.h"
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <optional>
 
+#include "engine/s3/block_cache.h"
 #include "engine/s3/read_ahead.h"
 
 namespace stitchfs::engine {
 namespace {
 
-// What every range of one data file shares: where it is and the version first seen.
+// What every range of one data file shares: where it is, the version first seen, the cache.
 struct ObjectState {
   std::shared_ptr<const S3Bucket> bucket;
   std::string key, display;
   uint64_t declared = 0;
+  std::shared_ptr<BlockCache> cache;  // May be null.
   std::mutex mu;
-  std::string etag;  // Empty until the first answer.
+  std::string etag;                   // Empty until the first answer.
+  std::atomic<bool> recorded{false};  // The cache's version record names `etag`.
 
-  Status Fetch(uint64_t offset, std::span<char> dst) {
-    std::string match;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      match = etag;
-    }
-    auto r = bucket->GetRange(key, offset, dst, match);
+  std::string Etag() {
+    std::lock_guard<std::mutex> lock(mu);
+    return etag;
+  }
+  // The cache's name for this version of the object.
+  std::string CacheId(const std::string& version) const {
+    return bucket->client().display() + "/" + key + "\n" + version;
+  }
+
+  // One ranged GET of exactly dst.size() bytes, checked against the manifest's length.
+  Status Get(uint64_t offset, std::span<char> dst) {
+    auto r = bucket->GetRange(key, offset, dst, Etag());
     if (!r.ok()) {
       if (r.status().code() == ErrorCode::kBackupNotFound) {
         return Status::BackupDamaged("data file " + display + " is missing (" +
@@ -41,6 +50,85 @@ struct ObjectState {
     }
     std::lock_guard<std::mutex> lock(mu);
     if (etag.empty()) etag = r->etag;
+    return Status::OK();
+  }
+
+  uint64_t BlockLength(uint64_t b) const {
+    return std::min(BlockCache::kBlockBytes, declared - b * BlockCache::kBlockBytes);
+  }
+
+  // All of `dst` from cached blocks of version `version`, or false.
+  bool FromCache(const std::string& version, uint64_t offset, std::span<char> dst) {
+    const uint64_t kB = BlockCache::kBlockBytes;
+    const std::string id = CacheId(version);
+    std::string block;
+    for (uint64_t b = offset / kB; b * kB < offset + dst.size(); ++b) {
+      block.resize(BlockLength(b));
+      if (!cache->Get(id, b, {block.data(), block.size()})) return false;
+      const uint64_t from = std::max(offset, b * kB),
+                     to = std::min(offset + dst.size(), b * kB + block.size());
+      std::memcpy(dst.data() + (from - offset), block.data() + (from - b * kB), to - from);
+    }
+    return true;
+  }
+
+  // The version of this object whose blocks the cache holds, if any (one record per object).
+  static constexpr uint64_t kVersionRecord = UINT64_MAX;
+  static constexpr size_t kVersionBytes = 256;
+  std::string CachedVersion() {
+    std::string v(kVersionBytes, '\0');
+    if (!cache->Get(CacheId(""), kVersionRecord, {v.data(), v.size()})) return "";
+    return v.substr(0, v.find('\0'));
+  }
+  void RecordVersion(const std::string& version) {
+    if (version.size() >= kVersionBytes) return;
+    std::string v = version;
+    v.resize(kVersionBytes, '\0');
+    cache->Put(CacheId(""), kVersionRecord, v);
+  }
+
+  // Before the first GET of a file whose blocks the cache may hold: one HEAD tells whether
+  // they are of the version there now (a replaced object must never be served from them).
+  Status LearnVersion() {
+    if (!Etag().empty() || CachedVersion().empty()) return Status::OK();
+    auto head = bucket->Head(key);
+    if (!head.ok()) return head.status().WithPrefix("data file " + display + ": ");
+    if (!*head) return Status::BackupDamaged("data file " + display + " is missing");
+    if ((*head)->size != declared) {
+      return Status::BackupDamaged("data file " + display + " has " +
+                                   std::to_string((*head)->size) +
+                                   " bytes, the manifest declares " + std::to_string(declared));
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    if (etag.empty()) etag = (*head)->etag;
+    return Status::OK();
+  }
+
+  // Reads [offset, offset + dst.size()): from the cache if every block is there, else by one
+  // GET widened to whole blocks, which then go into the cache.
+  Status Fetch(uint64_t offset, std::span<char> dst) {
+    if (!cache) return Get(offset, dst);
+    RETURN_IF_ERROR(LearnVersion());
+    const std::string known = Etag();
+    if (!known.empty() && FromCache(known, offset, dst)) return Status::OK();
+    const uint64_t kB = BlockCache::kBlockBytes;
+    const uint64_t first = offset / kB * kB;
+    const uint64_t end = std::min(declared, (offset + dst.size() + kB - 1) / kB * kB);
+    std::string wide;
+    std::span<char> into = dst;
+    if (first != offset || end != offset + dst.size()) {
+      wide.resize(end - first);
+      into = {wide.data(), wide.size()};
+    }
+    RETURN_IF_ERROR(Get(first, into));
+    if (!wide.empty()) std::memcpy(dst.data(), wide.data() + (offset - first), dst.size());
+    const std::string version = Etag();
+    if (version.empty()) return Status::OK();  // No version to name the blocks by: not kept.
+    if (!recorded.exchange(true)) RecordVersion(version);
+    const std::string id = CacheId(version);
+    for (uint64_t b = first / kB; b * kB < end; ++b) {
+      cache->Put(id, b, {into.data() + (b * kB - first), BlockLength(b)});
+    }
     return Status::OK();
   }
 };
@@ -104,8 +192,10 @@ class S3ManifestFile final : public RandomAccessFile {
 
 std::shared_ptr<const BackupDataFile> OpenS3DataFile(std::shared_ptr<const S3Bucket> bucket,
                                                      std::string key, std::string display,
-                                                     uint64_t declared_size) {
+                                                     uint64_t declared_size,
+                                                     std::shared_ptr<BlockCache> cache) {
   auto state = std::make_shared<ObjectState>();
+  state->cache = std::move(cache);
   state->bucket = std::move(bucket);
   state->key = std::move(key);
   state->display = std::move(display);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/s3/block_cache.h"
 #include "engine/s3/s3_bucket.h"
 #include "engine/storage/storage.h"
 
@@ -13,9 +14,12 @@ namespace stitchfs::engine {
 
 // A data file of `declared_size` bytes at object `key`. Reads fail with kBackupDamaged if the
 // object has another length or is replaced while read (If-Match on the first version seen).
+// With `cache`, reads are served from its blocks of the version first seen when they are all
+// there, and GETs are widened to whole blocks, which are then kept.
 std::shared_ptr<const BackupDataFile> OpenS3DataFile(std::shared_ptr<const S3Bucket> bucket,
                                                      std::string key, std::string display,
-                                                     uint64_t declared_size);
+                                                     uint64_t declared_size,
+                                                     std::shared_ptr<BlockCache> cache);
 
 // The `.backup` object `key`, version `etag` of `size` bytes (from a HEAD): reads of its first
 // 64 KiB (a header) fetch only those; any other read fetches the whole object once.

@@ -2,6 +2,9 @@
 
 #include <xxhash.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "engine/base/path_check.h"
 #include "engine/s3/s3_keyring.h"
 #include "engine/storage/locator.h"
@@ -69,6 +72,27 @@ S3Counters S3Storage::counters() const {
   return sum;
 }
 
+S3Storage::~S3Storage() {
+  if (std::getenv("STITCH_S3_STATS") == nullptr) return;
+  const S3Counters c = counters();
+  const uint64_t hits = cache_ ? cache_->hits() : 0, misses = cache_ ? cache_->misses() : 0;
+  std::fprintf(stderr,
+               "s3 stats: requests %llu retries %llu sent %llu received %llu cache_hits %llu "
+               "cache_misses %llu\n",
+               static_cast<unsigned long long>(c.requests),
+               static_cast<unsigned long long>(c.retries),
+               static_cast<unsigned long long>(c.bytes_sent),
+               static_cast<unsigned long long>(c.bytes_received),
+               static_cast<unsigned long long>(hits), static_cast<unsigned long long>(misses));
+}
+
+std::shared_ptr<BlockCache> S3Storage::block_cache() const {
+  std::call_once(cache_once_, [this] {
+    cache_ = BlockCache::Open(config_.block_cache_dir, config_.block_cache_bytes);
+  });
+  return cache_;
+}
+
 std::string S3Storage::Normal(const std::string& location) const {
   auto a = ParseS3Address(location);
   return a.ok() ? a->Location() : location;
@@ -127,7 +151,8 @@ StatusOr<std::shared_ptr<const BackupDataFile>> S3Storage::OpenDataFile(
   RETURN_IF_ERROR(
       CheckRelativePath(relative).WithPrefix("Backup " + folder->path() + ": data file: "));
   return OpenS3DataFile(f->shared_bucket(), f->address().ObjectKey(relative),
-                        folder->path() + "/" + EscapeForMessage(relative), declared_size);
+                        folder->path() + "/" + EscapeForMessage(relative), declared_size,
+                        block_cache());
 }
 
 StatusOr<SharedBytes> S3Storage::ReadIndex(const BackupFolder& folder) const {

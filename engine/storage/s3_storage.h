@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 
+#include "engine/s3/block_cache.h"
 #include "engine/s3/s3_bucket.h"
 #include "engine/s3/s3_config.h"
 #include "engine/storage/storage.h"
@@ -35,6 +36,8 @@ class S3Folder final : public BackupFolder {
 class S3Storage final : public Storage {
  public:
   explicit S3Storage(S3Config config) : config_(std::move(config)) {}
+  // With STITCH_S3_STATS set, prints what was sent and received on stderr (tests, benchmarks).
+  ~S3Storage() override;
 
   std::string Normal(const std::string& location) const override;
   StatusOr<std::shared_ptr<const BackupFolder>> OpenFolder(
@@ -70,9 +73,13 @@ class S3Storage final : public Storage {
   std::shared_ptr<const S3Bucket> BucketOf(const S3Address& address) const;
   // Requests, retries and bytes of every client so far.
   S3Counters counters() const;
+  // The block cache data files read through (opened at the first use; null if off).
+  std::shared_ptr<BlockCache> block_cache() const;
 
  private:
   const S3Config config_;
+  mutable std::once_flag cache_once_;
+  mutable std::shared_ptr<BlockCache> cache_;
   mutable std::mutex mu_;
   mutable std::map<std::string, std::shared_ptr<const S3Bucket>> buckets_;
 };

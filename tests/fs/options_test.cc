@@ -57,7 +57,7 @@ std::vector<std::string> DocumentedOptions() {
     if (!item) continue;
     line = std::regex_replace(line, std::regex(R"(\\-)"), "-");
     line = std::regex_replace(line, std::regex(R"(^\.BI? |\\ | [A-Z:]+ ?)"), " ");
-    const std::regex word(R"(-[a-z]\b|[a-z_]+=?)");
+    const std::regex word(R"(-[a-z]\b|[a-z_][a-z0-9_]*=?)");
     for (std::sregex_iterator it(line.begin(), line.end(), word), end; it != end; ++it) {
       if (it->str() != "-o") out.push_back(it->str());
     }
@@ -101,7 +101,7 @@ TEST(OptionsTest, EveryDocumentedOption) {
       args.insert(args.end(), {"-o", Sample(opt)});
     }
     EXPECT_TRUE(Parse(args).ok()) << opt << ": " << Parse(args).status().ToString();
-    const std::regex in_usage("(^|[^a-z_])" + opt + "([^a-z_]|$)");
+    const std::regex in_usage("(^|[^a-z0-9_])" + opt + "([^a-z0-9_]|$)");
     EXPECT_TRUE(std::regex_search(kUsage, in_usage)) << opt << " is missing from kUsage";
   }
 }

@@ -179,6 +179,24 @@ mnt s3://stitch/dmg/b1 "$work/m5"
 check "a damaged object reads as EIO" bash -c "! cat '$work/m5/logs/app.log' >/dev/null 2>&1"
 check "the rest of that mount reads" cmp "$work/m5/db/part 1/data.bin" "$work/day1/db/part 1/data.bin"
 
+# --- The block cache: repeated reads stay off the network; a replaced object is never stale --
+"$STITCH" backup "$work/day1" s3://stitch/cache/b1 >/dev/null 2>&1
+received() { STITCH_S3_STATS=1 "$STITCH" cat s3://stitch/cache/b1 "db/part 1/data.bin" 2>&1 >/dev/null |
+  grep -o 'received [0-9]*' | cut -d' ' -f2; }
+first=$(received)
+second=$(received)
+check "first read downloads the file ($first bytes)" [ "${first:-0}" -ge 20000000 ]
+check "second read comes from the block cache ($second bytes)" [ "${second:-99999999}" -lt 100000 ]
+check "cached bytes are right" bash -c \
+  "'$STITCH' cat s3://stitch/cache/b1 'db/part 1/data.bin' | cmp - '$work/day1/db/part 1/data.bin'"
+head -c 20000000 /dev/urandom >"$work/new.bin"
+curl -sf --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+  -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -T "$work/new.bin" \
+  "$URL/stitch/cache/b1/db/part%201/data.bin" || bad "could not replace a data object"
+check "an object replaced behind the cache is read anew" bash -c \
+  "'$STITCH' cat s3://stitch/cache/b1 'db/part 1/data.bin' | cmp - '$work/new.bin'"
+check "verify finds the replaced object" bash -c "! '$STITCH' verify s3://stitch/cache/b1 >/dev/null 2>&1"
+
 # --- The server killed during reads -------------------------------------------------------------
 mnt s3://stitch/store/d2 "$work/m6"
 check "listing before" ls -R "$work/m6" >/dev/null

@@ -1,0 +1,187 @@
+#include "engine/s3/block_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "engine/base/posix_file.h"
+#include "engine/base/unique_fd.h"
+
+namespace stitchfs::engine {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'T', 'B', 'L', 'K', '0', '0', '1'};
+
+// The file header: magic, key, length of the bytes, checksum of the bytes.
+struct Header {
+  char magic[8];
+  uint64_t key_high, key_low, length, checksum;
+};
+
+XXH128_hash_t KeyOf(std::string_view object, uint64_t index) {
+  std::string k(object);
+  k += '\n' + std::to_string(index);
+  return XXH3_128bits(k.data(), k.size());
+}
+
+// "ab/cdef...": 256 sub-folders keep each folder small.
+std::string NameOf(const XXH128_hash_t& key) {
+  char name[40];
+  std::snprintf(name, sizeof name, "%02llx/%014llx%016llx",
+                static_cast<unsigned long long>(key.high64 >> 56),
+                static_cast<unsigned long long>(key.high64 & 0xffffffffffffffull),
+                static_cast<unsigned long long>(key.low64));
+  return name;
+}
+
+bool ReadAll(int fd, char* dst, size_t n) {
+  while (n > 0) {
+    const ssize_t r = ::read(fd, dst, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    dst += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<BlockCache> BlockCache::Open(const std::string& dir, uint64_t capacity) {
+  if (capacity == 0 || dir.empty()) return nullptr;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || ::access(dir.c_str(), W_OK) != 0) return nullptr;
+  std::shared_ptr<BlockCache> cache(new BlockCache(dir, capacity));
+  cache->Adopt();
+  return cache;
+}
+
+void BlockCache::Adopt() {
+  struct Found {
+    int64_t mtime;
+    std::string name;
+    uint64_t size;
+  };
+  std::vector<Found> found;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir_, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    struct stat st;
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    const std::string name = it->path().lexically_relative(dir_).string();
+    if (name.find(".tmp") != std::string::npos) {
+      std::filesystem::remove(it->path(), ec);  // Left by a writer that died.
+      continue;
+    }
+    found.push_back({st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, name,
+                     static_cast<uint64_t>(st.st_size)});
+  }
+  std::sort(found.begin(), found.end(),
+            [](const Found& a, const Found& b) { return a.mtime < b.mtime; });
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Found& f : found) Touch(f.name, f.size);  // The newest ends up first.
+  Evict();
+}
+
+void BlockCache::Touch(const std::string& name, uint64_t size) {
+  auto it = entries_.find(name);
+  if (it != entries_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second.lru);
+    return;
+  }
+  lru_.push_front(name);
+  entries_.emplace(name, Entry{size, lru_.begin()});
+  total_ += size;
+}
+
+void BlockCache::Forget(const std::string& name) {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return;
+  total_ -= it->second.size;
+  lru_.erase(it->second.lru);
+  entries_.erase(it);
+}
+
+void BlockCache::Evict() {
+  while (total_ > capacity_ && !lru_.empty()) {
+    const std::string victim = lru_.back();
+    ::unlink((dir_ + "/" + victim).c_str());
+    Forget(victim);
+  }
+}
+
+bool BlockCache::Get(std::string_view object, uint64_t index, std::span<char> dst) {
+  const XXH128_hash_t key = KeyOf(object, index);
+  const std::string name = NameOf(key);
+  const std::string path = dir_ + "/" + name;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+  Header h;
+  bool ok = fd && ReadAll(fd.get(), reinterpret_cast<char*>(&h), sizeof h) &&
+            std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.key_high == key.high64 &&
+            h.key_low == key.low64 && h.length == dst.size() &&
+            ReadAll(fd.get(), dst.data(), dst.size()) &&
+            XXH3_64bits(dst.data(), dst.size()) == h.checksum;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!ok) {
+    ++misses_;
+    if (fd) {  // There but not right: never again.
+      ::unlink(path.c_str());
+      Forget(name);
+    }
+    return false;
+  }
+  ++hits_;
+  Touch(name, sizeof h + dst.size());
+  return true;
+}
+
+void BlockCache::Put(std::string_view object, uint64_t index, std::string_view bytes) {
+  const XXH128_hash_t key = KeyOf(object, index);
+  const std::string name = NameOf(key);
+  const std::string path = dir_ + "/" + name;
+  Header h;
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.key_high = key.high64;
+  h.key_low = key.low64;
+  h.length = bytes.size();
+  h.checksum = XXH3_64bits(bytes.data(), bytes.size());
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "-" +
+                          std::to_string(reinterpret_cast<uintptr_t>(&h));
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd) return;
+  const bool written =
+      WriteFully(fd.get(), {reinterpret_cast<const char*>(&h), sizeof h}, tmp).ok() &&
+      WriteFully(fd.get(), bytes, tmp).ok() && fd.Close(tmp.c_str()).ok();
+  if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Touch(name, sizeof h + bytes.size());
+  Evict();
+}
+
+uint64_t BlockCache::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return total_;
+}
+uint64_t BlockCache::hits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return hits_;
+}
+uint64_t BlockCache::misses() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return misses_;
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,62 @@
+// BlockCache: blocks of remote objects kept on local disk, so that random and repeated reads
+// of a backup in object storage do not go to the network. A block is named by the object's
+// URL, its ETag and the block's number, so a replaced object (another ETag) never finds the
+// old one's blocks. Bounded: least recently used blocks go first. Each block file carries its
+// key and a checksum of its bytes: a block cut short, damaged or another's is a miss (and is
+// removed), never bytes. Several processes may share one folder (each keeps its own view of
+// the total; files are written whole and renamed into place).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace stitchfs::engine {
+
+// Thread-safe.
+class BlockCache {
+ public:
+  static constexpr uint64_t kBlockBytes = 256 << 10;
+
+  // The cache in folder `dir` (made if missing), at most `capacity` bytes; null if the
+  // capacity is 0 or the folder cannot be made. Blocks already there are adopted, oldest
+  // first in line to go.
+  static std::shared_ptr<BlockCache> Open(const std::string& dir, uint64_t capacity);
+
+  // Block `index` of `object` (an id naming the object and its version): true if it is here
+  // and intact and exactly dst.size() bytes long, with its bytes in `dst`.
+  bool Get(std::string_view object, uint64_t index, std::span<char> dst);
+  // Keeps `bytes` as block `index` of `object` (best effort: a failure to write is a miss
+  // later).
+  void Put(std::string_view object, uint64_t index, std::string_view bytes);
+
+  uint64_t bytes() const;
+  uint64_t hits() const;
+  uint64_t misses() const;
+
+ private:
+  struct Entry {
+    uint64_t size;
+    std::list<std::string>::iterator lru;
+  };
+  BlockCache(std::string dir, uint64_t capacity) : dir_(std::move(dir)), capacity_(capacity) {}
+  void Adopt();
+  // Records `name` as used now; `size` bytes if new. Requires mu_.
+  void Touch(const std::string& name, uint64_t size);
+  void Forget(const std::string& name);  // Requires mu_.
+  void Evict();                          // Requires mu_.
+
+  const std::string dir_;
+  const uint64_t capacity_;
+  mutable std::mutex mu_;
+  std::list<std::string> lru_;  // Names, most recently used first.
+  std::unordered_map<std::string, Entry> entries_;
+  uint64_t total_ = 0, hits_ = 0, misses_ = 0;
+};
+
+}  // namespace stitchfs::engine
