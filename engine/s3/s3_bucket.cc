@@ -212,17 +212,35 @@ Status S3Bucket::AbortMultipart(const S3Upload& upload) const {
 }
 
 StatusOr<std::vector<S3Upload>> S3Bucket::ListMultipart(const std::string& prefix) const {
-  S3Request req;
-  req.query = {{"uploads", ""}, {"prefix", prefix}};
-  ASSIGN_OR_RETURN(S3Response r, Expect2xx(req, "ListMultipartUploads " + Shown(prefix)));
   std::vector<S3Upload> out;
-  S3Upload current;
-  RETURN_IF_ERROR(ParseS3Xml(r.body, [&](std::string_view path, std::string_view text) {
-    if (path == "ListMultipartUploadsResult/Upload/Key") current.key = text;
-    if (path == "ListMultipartUploadsResult/Upload/UploadId") current.upload_id = text;
-    if (path == "ListMultipartUploadsResult/Upload") out.push_back(std::exchange(current, {}));
-  }));
-  return out;
+  std::string key_marker, id_marker;
+  for (;;) {
+    S3Request req;
+    req.query = {{"uploads", ""}, {"prefix", prefix}};
+    if (!key_marker.empty()) {
+      req.query.push_back({"key-marker", key_marker});
+      req.query.push_back({"upload-id-marker", id_marker});
+    }
+    ASSIGN_OR_RETURN(S3Response r, Expect2xx(req, "ListMultipartUploads " + Shown(prefix)));
+    S3Upload current;
+    bool truncated = false;
+    std::string next_key, next_id;
+    RETURN_IF_ERROR(ParseS3Xml(r.body, [&](std::string_view path, std::string_view text) {
+      if (path == "ListMultipartUploadsResult/Upload/Key") current.key = text;
+      if (path == "ListMultipartUploadsResult/Upload/UploadId") current.upload_id = text;
+      if (path == "ListMultipartUploadsResult/Upload") out.push_back(std::exchange(current, {}));
+      if (path == "ListMultipartUploadsResult/IsTruncated") truncated = text == "true";
+      if (path == "ListMultipartUploadsResult/NextKeyMarker") next_key = text;
+      if (path == "ListMultipartUploadsResult/NextUploadIdMarker") next_id = text;
+    }));
+    if (!truncated) return out;
+    if (next_key.empty() || (next_key == key_marker && next_id == id_marker)) {
+      return Status::IOError(
+          "ListMultipartUploads " + Shown(prefix) + ": truncated without a marker", EIO);
+    }
+    key_marker = next_key;
+    id_marker = next_id;
+  }
 }
 
 }  // namespace stitchfs::engine

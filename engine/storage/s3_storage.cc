@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 
 #include "engine/base/path_check.h"
 #include "engine/s3/s3_keyring.h"
@@ -16,6 +17,7 @@ namespace {
 // Marks identities of objects: no device number of this machine is this large.
 constexpr uint64_t kS3Device = 0x5333000000000000ull;
 constexpr uint64_t kMaxIndexBytes = 1ull << 32;
+constexpr size_t kScanWidth = 8;  // HEADs in flight while a store is scanned.
 
 // One identity for every spelling of a prefix (`s3://B/K` and the configured endpoint's URL
 // of it): the URL requests go to.
@@ -176,16 +178,30 @@ StatusOr<std::vector<StoreFolder>> S3Storage::ScanStore(const std::string& locat
   auto bucket = BucketOf(*a);
   const std::string prefix = a->key.empty() ? "" : a->key + "/";
   ASSIGN_OR_RETURN(S3Listing list, bucket->List(prefix, "/"));
-  std::vector<StoreFolder> out;
+  std::vector<S3Address> children;
   for (const std::string& p : list.prefixes) {
     std::string name = p.substr(prefix.size());
     if (!name.empty() && name.back() == '/') name.pop_back();
     if (name.empty() || name[0] == '.' || !CheckRelativePath(name).ok()) continue;
-    const S3Address child = a->Child(name);
-    ASSIGN_OR_RETURN(auto head, bucket->Head(child.ObjectKey(".backup")));
-    if (!head) continue;
-    out.push_back(
-        {name, child.Location(), FolderIdOf(child, *bucket), S3Identity(head->etag, head->size)});
+    children.push_back(a->Child(name));
+  }
+  // One HEAD per folder, kScanWidth at a time (a year of daily backups is 365 of them).
+  std::vector<StatusOr<std::optional<S3Object>>> heads(children.size(), std::optional<S3Object>());
+  for (size_t start = 0; start < children.size(); start += kScanWidth) {
+    std::vector<std::future<void>> batch;
+    for (size_t i = start; i < std::min(children.size(), start + kScanWidth); ++i) {
+      batch.push_back(std::async(std::launch::async, [&, i] {
+        heads[i] = bucket->Head(children[i].ObjectKey(".backup"));
+      }));
+    }
+  }
+  std::vector<StoreFolder> out;
+  for (size_t i = 0; i < children.size(); ++i) {
+    if (!heads[i].ok()) return heads[i].status();
+    if (!*heads[i]) continue;
+    const S3Address& child = children[i];
+    out.push_back({child.key.substr(prefix.size()), child.Location(), FolderIdOf(child, *bucket),
+                   S3Identity((*heads[i])->etag, (*heads[i])->size)});
   }
   if (out.empty() && list.objects.empty() && list.prefixes.empty()) {
     return Status::BackupNotFound("store " + Shown(*a) + " not found (nothing under it)");
