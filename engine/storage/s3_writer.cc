@@ -80,7 +80,9 @@ class S3Writable final : public WritableFile {
   S3Writable(std::shared_ptr<const S3Bucket> bucket, std::string key, Ledger* ledger)
       : bucket_(std::move(bucket)), key_(std::move(key)), ledger_(ledger) {}
   ~S3Writable() override {
-    for (auto& f : parts_) f.wait();
+    for (auto& f : parts_) {
+      if (f.valid()) f.wait();  // (A part whose failure was returned has been taken.)
+    }
   }
 
   Status Append(std::string_view data) override {
@@ -95,9 +97,8 @@ class S3Writable final : public WritableFile {
 
   Status Close() override {
     if (upload_.upload_id.empty()) {
-      RETURN_IF_ERROR(bucket_->Put(key_, buffer_));
-      Record();
-      return Status::OK();
+      Record();  // Before: a PUT whose answer is lost may still have stored the object.
+      return bucket_->Put(key_, buffer_);
     }
     if (!buffer_.empty()) RETURN_IF_ERROR(SendPart());
     for (auto& f : parts_) {
@@ -124,6 +125,8 @@ class S3Writable final : public WritableFile {
       upload_ = {key_, id};
       std::lock_guard<std::mutex> lock(ledger_->mu);
       ledger_->uploads[key_] = upload_;
+      // A CompleteMultipartUpload whose answer is lost may still have made the object.
+      ledger_->objects.insert(key_);
     }
     if (parts_.size() >= kPartsInFlight) {
       ASSIGN_OR_RETURN(std::string etag, parts_.front().get());
@@ -156,7 +159,9 @@ class S3Writer final : public BackupWriter {
 
   ~S3Writer() override {
     if (finished_) return;
-    // Take back everything: uploads in progress, objects written, then the lock.
+    // Take back everything: the manifest if it may have been written (if it cannot be
+    // removed, what stays is a complete backup), uploads in progress, objects, the lock.
+    if (manifest_sent_ && !bucket_->Delete(address_.ObjectKey(".backup")).ok()) return;
     std::lock_guard<std::mutex> lock(ledger_.mu);
     for (const auto& [key, upload] : ledger_.uploads) bucket_->AbortMultipart(upload).IgnoreError();
     for (const std::string& key : ledger_.objects) bucket_->Delete(key).IgnoreError();
@@ -214,9 +219,12 @@ class S3Writer final : public BackupWriter {
       if (!ledger_.uploads.empty()) return Status::Internal("a data file was not closed");
     }
     // Each data object is durable once its PUT or CompleteMultipartUpload answered.
+    manifest_sent_ = true;
     RETURN_IF_ERROR(bucket_->Put(address_.ObjectKey(".backup"), manifest));
+    // Complete once the lock is gone, as a local backup is; until then a failure removes it all.
+    RETURN_IF_ERROR(bucket_->Delete(address_.ObjectKey(".lock")));
     finished_ = true;
-    return bucket_->Delete(address_.ObjectKey(".lock"));
+    return Status::OK();
   }
 
  private:
@@ -224,6 +232,7 @@ class S3Writer final : public BackupWriter {
   S3Address address_;
   Ledger ledger_;
   std::map<std::string, std::string> staged_;  // Staged id -> data file name.
+  bool manifest_sent_ = false;
   bool finished_ = false;
 };
 
