@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/s3/s3_address.h"
 #include "engine/storage/locator.h"
 #include "fuzz/fuzz_common.h"
 
@@ -77,7 +78,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     Require(!loc->engine.empty(), "a parsed locator names an engine", shown);
   }
-  if (resolved.ok()) {
+  if (resolved.ok() && loc->engine == "S3") {
+    // An S3 location: in its one spelling, with no credentials in it or in the shown form.
+    const std::string& where = *resolved;
+    auto a = stitchfs::engine::ParseS3Address(where);
+    Require(stitchfs::engine::IsS3Location(where) && a.ok() && a->Location() == where,
+            "an S3 locator resolves to a normal S3 location", shown + " -> " + Printable(where));
+    if (loc->args.size() == 3 && loc->args[2].size() >= 8 &&
+        loc->args[0].find(loc->args[2]) == std::string::npos) {
+      Require(where.find(loc->args[2]) == std::string::npos &&
+                  stitchfs::engine::RedactLocator(text).find(loc->args[2]) == std::string::npos,
+              "a secret never shows", shown);
+    }
+  } else if (resolved.ok()) {
     const std::string& path = *resolved;
     Require(!path.empty() && path.front() == '/', "a resolved locator is an absolute path",
             shown + " -> " + Printable(path));
@@ -86,7 +99,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Require(Inside(path, disk) && !HasDotDot(path), "a Disk locator stays inside its disk",
               shown + " -> " + Printable(path) + " (disk " + disk + ")");
     } else {
-      Require(loc->engine == "File", "only File and Disk locators resolve", shown);
+      Require(loc->engine == "File", "only File, Disk and S3 locators resolve", shown);
     }
     Require(IsNormal(path), "a resolved locator is lexically normal",
             shown + " -> " + Printable(path));

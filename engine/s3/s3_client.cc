@@ -76,6 +76,7 @@ struct S3Client::Attempt {
   S3Response response;
   CURL* curl;
   size_t body_sent = 0;
+  bool head_done = false;  // The empty line that ends the headers came.
 
   static size_t OnHeader(char* data, size_t size, size_t n, void* self) {
     auto* a = static_cast<Attempt*>(self);
@@ -83,6 +84,9 @@ struct S3Client::Attempt {
     S3Response& r = a->response;
     if (line.substr(0, 5) == "HTTP/") {  // A new response (after 100 Continue): start again.
       r = S3Response{};
+      a->head_done = false;
+    } else if (line == "\r\n" || line == "\n") {
+      a->head_done = true;
     } else if (HeaderIs(line, "etag")) {
       std::string_view v = TrimView(line.substr(5));
       if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
@@ -252,6 +256,14 @@ StatusOr<S3Response> S3Client::SendOnce(const S3Request& request, std::string* c
   if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && a.response.sink_overflow)) {
     *curl_error = std::string(curl_easy_strerror(rc)) + (error[0] ? std::string(": ") + error : "");
     if (!IsRetryableCurl(rc)) return Status::IOError(*curl_error, EIO);
+    return Status(ErrorCode::kIOError, "retry", EAGAIN);
+  }
+  // HTTP/1 ends the headers with an empty line; libcurl takes a connection closed before it
+  // for a whole answer (without the headers that did not come). HTTP/2 and 3 frame them.
+  long version = 0;
+  curl_easy_getinfo(c, CURLINFO_HTTP_VERSION, &version);
+  if (!a.head_done && version <= CURL_HTTP_VERSION_1_1) {
+    *curl_error = "the answer ended inside its headers";
     return Status(ErrorCode::kIOError, "retry", EAGAIN);
   }
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a.response.status);

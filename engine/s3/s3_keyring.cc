@@ -6,6 +6,7 @@
 namespace stitchfs::engine {
 namespace {
 
+constexpr size_t kMaxKeys = 4096;
 std::mutex mu;
 std::map<std::string, S3Credentials>& Keys() {
   static auto* keys = new std::map<std::string, S3Credentials>();
@@ -26,6 +27,7 @@ S3Keyring& S3Keyring::Global() {
 
 void S3Keyring::Remember(const S3Address& address, const S3Credentials& credentials) {
   std::lock_guard<std::mutex> lock(mu);
+  if (Keys().size() >= kMaxKeys) Keys().clear();  // Bounded, whatever manifests name.
   S3Address bucket = address;
   bucket.key.clear();
   Keys()[BucketKey(bucket)] = credentials;

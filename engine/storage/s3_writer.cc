@@ -74,6 +74,7 @@ struct Ledger {
   std::mutex mu;
   std::set<std::string> objects;
   std::map<std::string, S3Upload> uploads;  // By key.
+  std::set<std::string> attempted;          // Keys a multipart upload was started for.
 };
 
 class S3Writable final : public WritableFile {
@@ -81,7 +82,9 @@ class S3Writable final : public WritableFile {
   S3Writable(std::shared_ptr<const S3Bucket> bucket, std::string key, Ledger* ledger)
       : bucket_(std::move(bucket)), key_(std::move(key)), ledger_(ledger) {}
   ~S3Writable() override {
-    for (auto& f : parts_) f.wait();
+    for (auto& f : parts_) {
+      if (f.valid()) f.wait();  // (A part whose failure was returned has been taken.)
+    }
   }
 
   Status Append(std::string_view data) override {
@@ -98,9 +101,8 @@ class S3Writable final : public WritableFile {
   Status Close() override {
     RETURN_IF_ERROR(CheckStop());
     if (upload_.upload_id.empty()) {
-      RETURN_IF_ERROR(bucket_->Put(key_, buffer_));
-      Record();
-      return Status::OK();
+      Record();  // Before: a PUT whose answer is lost may still have stored the object.
+      return bucket_->Put(key_, buffer_);
     }
     if (!buffer_.empty()) RETURN_IF_ERROR(SendPart());
     for (auto& f : parts_) {
@@ -123,10 +125,16 @@ class S3Writable final : public WritableFile {
 
   Status SendPart() {
     if (upload_.upload_id.empty()) {
+      {
+        std::lock_guard<std::mutex> lock(ledger_->mu);
+        ledger_->attempted.insert(key_);  // Its answer may be lost, the upload made anyway.
+      }
       ASSIGN_OR_RETURN(std::string id, bucket_->CreateMultipart(key_));
       upload_ = {key_, id};
       std::lock_guard<std::mutex> lock(ledger_->mu);
       ledger_->uploads[key_] = upload_;
+      // A CompleteMultipartUpload whose answer is lost may still have made the object.
+      ledger_->objects.insert(key_);
     }
     if (parts_.size() >= kPartsInFlight) {
       ASSIGN_OR_RETURN(std::string etag, parts_.front().get());
@@ -161,7 +169,16 @@ class S3Writer final : public BackupWriter {
 
   ~S3Writer() override {
     if (finished_) return;
-    // Take back everything: uploads in progress, objects written, then the lock.
+    if (rewrite_ && manifest_sent_) {
+      // The new manifest may be in although its PUT failed: its objects must stay (unnamed
+      // ones are removed by the next rewrite). The old version was never touched.
+      bucket_->Delete(address_.ObjectKey(".lock")).IgnoreError();
+      return;
+    }
+    // Take back everything: the manifest if it may have been written (if it cannot be
+    // removed, what stays is a complete backup), uploads in progress, objects, the lock.
+    if (manifest_sent_ && !bucket_->Delete(address_.ObjectKey(".backup")).ok()) return;
+    AbortStrayUploads().IgnoreError();
     std::lock_guard<std::mutex> lock(ledger_.mu);
     for (const auto& [key, upload] : ledger_.uploads) bucket_->AbortMultipart(upload).IgnoreError();
     for (const std::string& key : ledger_.objects) bucket_->Delete(key).IgnoreError();
@@ -218,14 +235,43 @@ class S3Writer final : public BackupWriter {
       std::lock_guard<std::mutex> lock(ledger_.mu);
       if (!ledger_.uploads.empty()) return Status::Internal("a data file was not closed");
     }
+    RETURN_IF_ERROR(AbortStrayUploads());
     // Each data object is durable once its PUT or CompleteMultipartUpload answered.
+    manifest_sent_ = true;
     RETURN_IF_ERROR(bucket_->Put(address_.ObjectKey(".backup"), manifest));
+    if (rewrite_) {
+      finished_ = true;  // The new version is in: its objects stay whatever happens next.
+      RETURN_IF_ERROR(DeleteUnnamed());
+      return bucket_->Delete(address_.ObjectKey(".lock"));
+    }
+    // Complete once the lock is gone, as a local backup is; until then a failure removes it all.
+    RETURN_IF_ERROR(bucket_->Delete(address_.ObjectKey(".lock")));
     finished_ = true;
-    if (rewrite_) RETURN_IF_ERROR(DeleteUnnamed());
-    return bucket_->Delete(address_.ObjectKey(".lock"));
+    return Status::OK();
   }
 
  private:
+  // Multipart uploads at keys this writer started one for that it does not know of (a
+  // CreateMultipartUpload whose answer was lost still made one): aborted. Only this writer's
+  // keys, so a backup at a bucket's root never touches other writers' uploads.
+  Status AbortStrayUploads() {
+    std::set<std::string> attempted;
+    std::set<std::string> known;
+    {
+      std::lock_guard<std::mutex> lock(ledger_.mu);
+      attempted = ledger_.attempted;
+      for (const auto& [key, upload] : ledger_.uploads) known.insert(upload.upload_id);
+    }
+    if (attempted.empty()) return Status::OK();
+    ASSIGN_OR_RETURN(auto uploads, bucket_->ListMultipart(address_.ObjectKey("")));
+    for (const S3Upload& u : uploads) {
+      if (attempted.count(u.key) && !known.count(u.upload_id)) {
+        RETURN_IF_ERROR(bucket_->AbortMultipart(u));
+      }
+    }
+    return Status::OK();
+  }
+
   // After a rewrite: the objects of the old version (its data, its resolved index).
   Status DeleteUnnamed() {
     ASSIGN_OR_RETURN(S3Listing all, bucket_->List(address_.ObjectKey(""), ""));
@@ -242,6 +288,7 @@ class S3Writer final : public BackupWriter {
   const bool rewrite_;
   Ledger ledger_;
   std::map<std::string, std::string> staged_;  // Staged id -> data file name.
+  bool manifest_sent_ = false;
   bool finished_ = false;
 };
 
