@@ -1,7 +1,8 @@
 // libFuzzer target for base-backup locators (engine/storage/locator.h): the input is the text of a
 // <base_backup>. ParseLocator and ResolveLocator run on it with a few mapped disks; what
-// resolves must be absolute and lexically normal, a Disk path must stay inside its disk's
-// folder, errors must carry a documented code, and FileLocator of the input must parse back to
+// resolves must be absolute and lexically normal (an S3 locator: a normal S3 location, shown
+// with its credentials hidden), a Disk path must stay inside its disk's folder, errors must
+// carry a documented code, and FileLocator of the input must parse back to
 // exactly that path.
 #include <cstddef>
 #include <cstdint>
@@ -84,11 +85,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto a = stitchfs::engine::ParseS3Address(where);
     Require(stitchfs::engine::IsS3Location(where) && a.ok() && a->Location() == where,
             "an S3 locator resolves to a normal S3 location", shown + " -> " + Printable(where));
+    // Shown as exactly "S3('<location>'" and placeholders: the secret cannot be in it.
+    const std::string quoted_where = stitchfs::engine::FileLocator(where).substr(5);  // 'x')
+    const std::string expected = "S3(" + quoted_where.substr(0, quoted_where.size() - 1) +
+                                 (loc->args.size() == 3 ? ", '[HIDDEN]', '[HIDDEN]')" : ")");
+    Require(stitchfs::engine::RedactLocator(text) == expected,
+            "an S3 locator is shown by its location, credentials hidden",
+            shown + " -> " + Printable(stitchfs::engine::RedactLocator(text)));
     if (loc->args.size() == 3 && loc->args[2].size() >= 8 &&
         loc->args[0].find(loc->args[2]) == std::string::npos) {
-      Require(where.find(loc->args[2]) == std::string::npos &&
-                  stitchfs::engine::RedactLocator(text).find(loc->args[2]) == std::string::npos,
-              "a secret never shows", shown);
+      Require(where.find(loc->args[2]) == std::string::npos, "a secret never is in a location",
+              shown);
     }
   } else if (resolved.ok()) {
     const std::string& path = *resolved;
