@@ -92,6 +92,8 @@ start)
   on_failure() { bash "$0" stop "$D" >/dev/null 2>&1; }
   trap 'exit 1' INT TERM HUP PIPE
   fsid=$(uuidgen)
+  # tcp_nodelay=1: without it, on a kept-alive connection the last small segment of each reply
+  # waits for the client's delayed ACK, 40 ms per request (a 4 KiB ranged GET took 45 ms).
   cat > "$CEPH_CONF" <<EOF
 [global]
 fsid = $fsid
@@ -119,7 +121,7 @@ osd pool default pgp num = 8
 mon allow pool size one = true
 paxos propose interval = 0.01
 rgw data = $D/rgw
-rgw frontends = beast endpoint=127.0.0.1:$port
+rgw frontends = beast endpoint=127.0.0.1:$port tcp_nodelay=1
 rgw enable lc threads = false
 EOF
   exec 3>>"$D/setup.log"
