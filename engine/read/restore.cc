@@ -18,11 +18,14 @@
 namespace stitchfs::engine {
 namespace {
 
-// Copies `len` bytes at `off` of `src` to the end of `out`: in-kernel for a local data file
-// (copy_file_range), else, or where the kernel cannot, through `buf`.
+// Copies `len` bytes at `off` of `src` to the end of `out`: within the object store when both
+// are in one (WritableFile::AppendCopy), in-kernel for a local data file (copy_file_range),
+// else, or where neither can, through `buf`.
 Status CopySegment(const RandomAccessFile& src, uint64_t off, uint64_t len, WritableFile& out,
                    char* buf, const std::string& what) {
   uint64_t done = 0;
+  ASSIGN_OR_RETURN(const bool copied, out.AppendCopy(src, off, len));  // Server-side.
+  if (copied) return Status::OK();
   const auto* local = dynamic_cast<const DataFile*>(&src);
   if (local != nullptr && out.fd() >= 0) {
     ASSIGN_OR_RETURN(auto fd, local->Fd());

@@ -8,7 +8,7 @@ namespace stitchfs::engine {
 
 struct ReadAhead::Bytes {
   Status status;
-  std::string data;
+  std::unique_ptr<char[]> data;  // Not zero-filled: the fetch overwrites all of it.
 };
 
 ReadAhead::ReadAhead(uint64_t size, RangeFetch fetch, ReadAheadOptions options)
@@ -27,8 +27,8 @@ void ReadAhead::TopUp(Stream& s) const {
     Chunk c{s.next_fetch, len, {}};
     c.data = std::async(std::launch::async, [fetch = fetch_, off = c.offset, len]() {
                auto b = std::make_shared<Bytes>();
-               b->data.resize(len);
-               b->status = fetch(off, {b->data.data(), b->data.size()});
+               b->data.reset(new char[len]);
+               b->status = fetch(off, {b->data.get(), len});
                return std::shared_ptr<const Bytes>(std::move(b));
              }).share();
     s.chunks.push_back(std::move(c));
@@ -106,7 +106,7 @@ StatusOr<size_t> ReadAhead::ReadAt(uint64_t offset, std::span<char> dst) const {
       return bytes->status;
     }
     const uint64_t take = std::min(chunk.offset + chunk.length, offset + n) - pos;
-    std::memcpy(dst.data() + done, bytes->data.data() + (pos - chunk.offset), take);
+    std::memcpy(dst.data() + done, bytes->data.get() + (pos - chunk.offset), take);
     done += take;
     lock.lock();
     Consumed(stream, chunk, pos + take);

@@ -177,6 +177,31 @@ StatusOr<std::string> S3Bucket::UploadPart(const S3Upload& upload, int number,
   return r.etag;
 }
 
+bool S3Bucket::CanCopyFrom(const S3Bucket& source) const {
+  return source.client().service() == client_->service();
+}
+
+StatusOr<std::string> S3Bucket::UploadPartCopy(const S3Upload& upload, int number,
+                                               const S3Bucket& source,
+                                               const std::string& source_key) const {
+  S3Request req;
+  req.method = "PUT";
+  req.key = upload.key;
+  req.query = {{"partNumber", std::to_string(number)}, {"uploadId", upload.upload_id}};
+  req.headers.push_back("x-amz-copy-source: /" + source.name() + "/" + UriEncode(source_key, true));
+  const std::string what = "UploadPartCopy " + Shown(upload.key) + " from " + Shown(source_key);
+  ASSIGN_OR_RETURN(S3Response r, Expect2xx(req, what));
+  if (!XmlText(r.body, "Error/Code").empty()) {  // A copy may fail after its 200.
+    r.status = 500;
+    return ErrorFor(r, what);
+  }
+  std::string etag = XmlText(r.body, "CopyPartResult/ETag");
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"')
+    etag = etag.substr(1, etag.size() - 2);
+  if (etag.empty()) return Status::IOError(what + ": no ETag", EIO);
+  return etag;
+}
+
 Status S3Bucket::CompleteMultipart(const S3Upload& upload,
                                    const std::vector<std::string>& etags) const {
   std::string xml = "<CompleteMultipartUpload>";

@@ -39,7 +39,10 @@ struct S3Range {
 // Thread-safe.
 class S3Bucket {
  public:
-  explicit S3Bucket(std::shared_ptr<const S3Client> client) : client_(std::move(client)) {}
+  // `name` is the bucket's name (for copies between buckets).
+  S3Bucket(std::shared_ptr<const S3Client> client, std::string name)
+      : client_(std::move(client)), name_(std::move(name)) {}
+  const std::string& name() const { return name_; }
 
   // The object `key`, or nullopt if there is none.
   StatusOr<std::optional<S3Object>> Head(const std::string& key) const;
@@ -59,6 +62,13 @@ class S3Bucket {
   StatusOr<std::string> CreateMultipart(const std::string& key) const;  // The upload id.
   // Uploads part `number` (1-based); returns its ETag.
   StatusOr<std::string> UploadPart(const S3Upload& upload, int number, std::string_view body) const;
+  // Uploads part `number` as the whole object `source_key` of `source` (UploadPartCopy: the
+  // bytes stay in the store); returns the part's ETag.
+  StatusOr<std::string> UploadPartCopy(const S3Upload& upload, int number, const S3Bucket& source,
+                                       const std::string& source_key) const;
+  // True if a copy from `source` to this bucket can stay in the store: one endpoint, one
+  // set of credentials.
+  bool CanCopyFrom(const S3Bucket& source) const;
   Status CompleteMultipart(const S3Upload& upload, const std::vector<std::string>& etags) const;
   Status AbortMultipart(const S3Upload& upload) const;  // OK if it is gone already.
   // The multipart uploads in progress under `prefix`.
@@ -72,6 +82,7 @@ class S3Bucket {
   StatusOr<S3Response> Expect2xx(const S3Request& req, const std::string& what) const;
 
   std::shared_ptr<const S3Client> client_;
+  std::string name_;
 };
 
 }  // namespace stitchfs::engine

@@ -177,6 +177,14 @@ S3Client::S3Client(const S3Config& config, const S3Address& address, S3Credentia
     base_url_ = "https://" + address.bucket + ".s3." + region + ".amazonaws.com";
   }
   display_ = base_url_;
+  std::string host = base_url_;
+  if (address.virtual_hosted) {
+    const size_t at = host.find(address.bucket + ".");
+    if (at != std::string::npos) host.erase(at, address.bucket.size() + 1);
+  } else {
+    host.resize(host.size() - address.bucket.size() - 1);
+  }
+  service_ = host + "\n" + credentials_.access_key;
 }
 
 S3Client::~S3Client() = default;

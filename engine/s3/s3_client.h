@@ -62,6 +62,9 @@ class S3Client {
 
   // "https://host/bucket", for messages.
   const std::string& display() const { return display_; }
+  // The service requests go to and who signs them (endpoint without the bucket, access key):
+  // two clients with the same one can copy between their buckets.
+  const std::string& service() const { return service_; }
   // Where the credentials came from (never the credentials), for messages.
   const std::string& credentials_source() const { return credentials_.source; }
   S3Counters counters() const;
@@ -76,6 +79,7 @@ class S3Client {
   const S3Credentials credentials_;
   std::string base_url_;  // Scheme, host, and "/bucket" in path style.
   std::string display_;
+  std::string service_;
   std::string sigv4_;  // "aws:amz:REGION:s3".
   std::unique_ptr<Pool> pool_;
 };

@@ -145,6 +145,7 @@ class S3DataFile final : public BackupDataFile {
   }
   uint64_t size() const override { return state_->declared; }
   const std::string& display_name() const override { return state_->display; }
+  const ObjectState& state() const { return *state_; }
 
  private:
   std::shared_ptr<ObjectState> state_;
@@ -201,6 +202,12 @@ std::shared_ptr<const BackupDataFile> OpenS3DataFile(std::shared_ptr<const S3Buc
   state->display = std::move(display);
   state->declared = declared_size;
   return std::make_shared<S3DataFile>(std::move(state));
+}
+
+std::optional<S3Source> S3SourceOf(const RandomAccessFile& file) {
+  const auto* s3 = dynamic_cast<const S3DataFile*>(&file);
+  if (s3 == nullptr) return std::nullopt;
+  return S3Source{s3->state().bucket, s3->state().key};
 }
 
 std::unique_ptr<RandomAccessFile> OpenS3Manifest(std::shared_ptr<const S3Bucket> bucket,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engine/s3/block_cache.h"
@@ -20,6 +21,14 @@ std::shared_ptr<const BackupDataFile> OpenS3DataFile(std::shared_ptr<const S3Buc
                                                      std::string key, std::string display,
                                                      uint64_t declared_size,
                                                      std::shared_ptr<BlockCache> cache);
+
+// Where a data file of S3Storage lives, for copies within the object store; nullopt for any
+// other file.
+struct S3Source {
+  std::shared_ptr<const S3Bucket> bucket;
+  std::string key;
+};
+std::optional<S3Source> S3SourceOf(const RandomAccessFile& file);
 
 // The `.backup` object `key`, version `etag` of `size` bytes (from a HEAD): reads of its first
 // 64 KiB (a header) fetch only those; any other read fetches the whole object once.

@@ -57,7 +57,8 @@ std::shared_ptr<const S3Bucket> S3Storage::BucketOf(const S3Address& address) co
   std::lock_guard<std::mutex> lock(mu_);
   auto& b = buckets_[key];
   if (!b)
-    b = std::make_shared<const S3Bucket>(std::make_shared<const S3Client>(config_, address, creds));
+    b = std::make_shared<const S3Bucket>(std::make_shared<const S3Client>(config_, address, creds),
+                                         address.bucket);
   return b;
 }
 

@@ -1,18 +1,14 @@
 // S3Storage's writing side: a backup being uploaded, ClickHouse's way: `.lock` first, data
 // objects, `.backup` last, `.lock` removed. Files up to one part go up with one PUT; larger
 // ones as multipart uploads with parts in flight while the next part is read.
-#include <signal.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <fstream>
 #include <future>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "engine/base/interrupt.h"
 #include "engine/base/path_check.h"
+#include "engine/storage/s3_files.h"
+#include "engine/storage/s3_lock.h"
 #include "engine/storage/s3_storage.h"
 
 namespace stitchfs::engine {
@@ -20,54 +16,8 @@ namespace {
 
 constexpr size_t kPartBytes = 16 << 20;
 constexpr size_t kPartsInFlight = 3;
-
-std::string FirstLine(const char* path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-// Field 22 of /proc/PID/stat: when the process started (tells a reused pid apart).
-std::string StartTime(long pid) {
-  const std::string line = FirstLine(("/proc/" + std::to_string(pid) + "/stat").c_str());
-  const size_t paren = line.rfind(')');
-  if (paren == std::string::npos) return "";
-  std::istringstream in(line.substr(paren + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && in >> field; ++i) {
-  }
-  return field;
-}
-
-// The `.lock` a writer here puts: who it is, so that a later writer on this machine can tell
-// whether it died.
-std::string LockText(const std::string& uuid) {
-  char host[256] = {0};
-  ::gethostname(host, sizeof(host) - 1);
-  const long pid = static_cast<long>(::getpid());
-  return "uuid " + uuid + "\nhost " + host + "\nboot " +
-         FirstLine("/proc/sys/kernel/random/boot_id") + "\npid " + std::to_string(pid) +
-         "\nstart " + StartTime(pid) + "\n";
-}
-
-// True if `lock` was written by a process of this machine's current boot that is gone.
-bool WriterDiedHere(const std::string& lock) {
-  std::map<std::string, std::string> f;
-  std::istringstream in(lock);
-  std::string key, value;
-  while (in >> key && std::getline(in >> std::ws, value)) f[key] = value;
-  char host[256] = {0};
-  ::gethostname(host, sizeof(host) - 1);
-  if (f["host"] != host || f["boot"].empty() ||
-      f["boot"] != FirstLine("/proc/sys/kernel/random/boot_id") || f["pid"].empty()) {
-    return false;
-  }
-  const long pid = std::strtol(f["pid"].c_str(), nullptr, 10);
-  if (pid <= 0) return false;
-  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
-  return StartTime(pid) != f["start"];  // The pid lives on in another process.
-}
+constexpr uint64_t kMinPart = 5 << 20;                // S3's least part but the last.
+constexpr uint64_t kMaxCopyPart = uint64_t{5} << 30;  // S3's largest part.
 
 // What a writer has put in the bucket, to take it all back if the backup is not finished.
 struct Ledger {
@@ -98,6 +48,27 @@ class S3Writable final : public WritableFile {
     return Status::OK();
   }
 
+  // Copies within the store (UploadPartCopy) when `src` is a whole data file of a bucket this
+  // one can copy from, of a part's size (every part but the last needs 5 MiB, so the bytes
+  // buffered before it must have that much too). Whole objects only: curl 7.88 signs
+  // x-amz-copy-source-range in the wrong order (after x-amz-copy-source), which S3 refuses.
+  StatusOr<bool> AppendCopy(const RandomAccessFile& src, uint64_t offset,
+                            uint64_t length) override {
+    RETURN_IF_ERROR(CheckStop());
+    const auto source = S3SourceOf(src);
+    if (!source || !bucket_->CanCopyFrom(*source->bucket) || offset != 0 || length != src.size() ||
+        length < kMinPart || length > kMaxCopyPart ||
+        (!buffer_.empty() && buffer_.size() < kMinPart)) {
+      return false;
+    }
+    if (!buffer_.empty()) RETURN_IF_ERROR(SendPart());
+    RETURN_IF_ERROR(
+        QueuePart([bucket = bucket_, source = *source](const S3Upload& upload, int number) {
+          return bucket->UploadPartCopy(upload, number, *source.bucket, source.key);
+        }));
+    return true;
+  }
+
   Status Close() override {
     RETURN_IF_ERROR(CheckStop());
     if (upload_.upload_id.empty()) {
@@ -123,29 +94,40 @@ class S3Writable final : public WritableFile {
     ledger_->objects.insert(key_);
   }
 
-  Status SendPart() {
-    if (upload_.upload_id.empty()) {
-      {
-        std::lock_guard<std::mutex> lock(ledger_->mu);
-        ledger_->attempted.insert(key_);  // Its answer may be lost, the upload made anyway.
-      }
-      ASSIGN_OR_RETURN(std::string id, bucket_->CreateMultipart(key_));
-      upload_ = {key_, id};
+  Status StartUpload() {
+    if (!upload_.upload_id.empty()) return Status::OK();
+    {
       std::lock_guard<std::mutex> lock(ledger_->mu);
-      ledger_->uploads[key_] = upload_;
-      // A CompleteMultipartUpload whose answer is lost may still have made the object.
-      ledger_->objects.insert(key_);
+      ledger_->attempted.insert(key_);  // Its answer may be lost, the upload made anyway.
     }
+    ASSIGN_OR_RETURN(std::string id, bucket_->CreateMultipart(key_));
+    upload_ = {key_, id};
+    std::lock_guard<std::mutex> lock(ledger_->mu);
+    ledger_->uploads[key_] = upload_;
+    // A CompleteMultipartUpload whose answer is lost may still have made the object.
+    ledger_->objects.insert(key_);
+    return Status::OK();
+  }
+
+  // Starts `send(upload, number)` for the next part, at most kPartsInFlight parts in flight.
+  template <typename Send>
+  Status QueuePart(Send send) {
+    RETURN_IF_ERROR(StartUpload());
     if (parts_.size() >= kPartsInFlight) {
       ASSIGN_OR_RETURN(std::string etag, parts_.front().get());
       etags_.push_back(std::move(etag));
       parts_.erase(parts_.begin());
     }
     const int number = static_cast<int>(etags_.size() + parts_.size() + 1);
-    parts_.push_back(std::async(std::launch::async, [bucket = bucket_, upload = upload_, number,
-                                                     body = std::move(buffer_)]() {
-      return bucket->UploadPart(upload, number, body);
-    }));
+    parts_.push_back(std::async(std::launch::async, std::move(send), upload_, number));
+    return Status::OK();
+  }
+
+  Status SendPart() {
+    RETURN_IF_ERROR(QueuePart(
+        [bucket = bucket_, body = std::move(buffer_)](const S3Upload& upload, int number) {
+          return bucket->UploadPart(upload, number, body);
+        }));
     buffer_.clear();
     buffer_.reserve(kPartBytes);
     return Status::OK();
@@ -302,7 +284,7 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
   const std::string shown = EscapeForMessage(a.Location());
   const std::string prefix = a.key.empty() ? "" : a.key + "/";
   ASSIGN_OR_RETURN(auto lock, bucket->GetAll(a.ObjectKey(".lock"), 1 << 16));
-  if (lock && !WriterDiedHere(*lock)) {
+  if (lock && !S3LockWriterDied(*lock)) {
     return Status::BackupAlreadyExists(
         "Backup " + shown +
         " has a .lock: a backup is being written there, or one whose "
@@ -310,7 +292,7 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
         shown + "/.lock if no backup is running");
   }
   if (lock) {  // Its writer, a process of this machine, died: take its partial backup over.
-    RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".lock"), LockText(uuid)));
+    RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".lock"), S3LockText(uuid)));
     ASSIGN_OR_RETURN(auto uploads, bucket->ListMultipart(prefix));
     for (const S3Upload& u : uploads) RETURN_IF_ERROR(bucket->AbortMultipart(u));
     ASSIGN_OR_RETURN(S3Listing left, bucket->List(prefix, ""));
@@ -328,7 +310,7 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
         EscapeForMessage(there.objects.empty() ? there.prefixes[0] : there.objects[0].key) +
         " is there)");
   }
-  RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".lock"), LockText(uuid)));
+  RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".lock"), S3LockText(uuid)));
   return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a)));
 }
 
@@ -344,7 +326,7 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::strin
     return Status::BackupAlreadyExists("Backup " + shown +
                                        " has a .lock: another writer is at work there");
   }
-  RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".lock"), LockText(uuid)));
+  RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".lock"), S3LockText(uuid)));
   return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a), true));
 }
 

@@ -62,6 +62,13 @@ class WritableFile {
   virtual Status Close() = 0;
   // An fd that in-kernel copies may write to, or -1.
   virtual int fd() const { return -1; }
+  // Appends `length` bytes of `src` from `offset` without them passing through this process,
+  // if the storage can (an object store copying within itself): true once appended, false if
+  // the caller must copy them itself (nothing was appended then).
+  virtual StatusOr<bool> AppendCopy(const RandomAccessFile& /*src*/, uint64_t /*offset*/,
+                                    uint64_t /*length*/) {
+    return false;
+  }
 };
 
 // One backup being written (Storage::StartBackup): the destination is owned exclusively while

@@ -12,9 +12,6 @@
 namespace stitchfs::engine {
 namespace {
 
-constexpr const char* kFlattenSuffix = ".stitch-flatten";
-constexpr const char* kDeletingSuffix = ".stitch-deleting";
-
 // "YYYY-MM-DD" or "YYYY-MM" of a backup's timestamp text.
 std::string Period(const StoreEntry& e, size_t len) {
   return e.backup ? e.backup->header().timestamp.substr(0, len) : "";

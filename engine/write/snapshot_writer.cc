@@ -84,9 +84,12 @@ class Run {
   int workers_done_ = 0;  // Guarded by mu_.
 };
 
-int DefaultJobs() {
+// One worker per core (up to 8), but 8 at least for object storage, where a worker mostly
+// waits for its request's answer (each holds at most 4 parts of 16 MiB in memory).
+int DefaultJobs(const std::string& dest) {
   unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 2 : static_cast<int>(std::min(n, 8u));
+  const int local = n == 0 ? 2 : static_cast<int>(std::min(n, 8u));
+  return IsS3Location(dest) ? std::max(local, 8) : local;
 }
 
 // Runs the workers, reporting progress from this thread.
@@ -160,7 +163,7 @@ StatusOr<std::vector<FileEntry>> ReadAll(const BackupOptions& o, const SourceTre
                                          const WriterProgress& progress, BackupSummary* summary,
                                          std::deque<std::string>& data_names) {
   Run run(ro, tree);
-  RunWorkers(run, o.jobs > 0 ? o.jobs : DefaultJobs(), tree, progress);
+  RunWorkers(run, o.jobs > 0 ? o.jobs : DefaultJobs(o.dest), tree, progress);
   RETURN_IF_ERROR(run.DestinationError());
   SplitChangedLinks(tree, run.results(), &summary->warnings);
   PlanInput plan{tree, run.results(), ro.base, *ro.writer, data_names};

@@ -1,0 +1,65 @@
+#include "engine/storage/s3_lock.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace stitchfs::engine {
+namespace {
+
+std::string FirstLine(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// Field 22 of /proc/PID/stat: when the process started (tells a reused pid apart).
+std::string StartTime(long pid) {
+  const std::string line = FirstLine(("/proc/" + std::to_string(pid) + "/stat").c_str());
+  const size_t paren = line.rfind(')');
+  if (paren == std::string::npos) return "";
+  std::istringstream in(line.substr(paren + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && in >> field; ++i) {
+  }
+  return field;
+}
+
+}  // namespace
+
+// The `.lock` a writer here puts: who it is, so that a later writer on this machine can tell
+// whether it died.
+std::string S3LockText(const std::string& uuid) {
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  const long pid = static_cast<long>(::getpid());
+  return "uuid " + uuid + "\nhost " + host + "\nboot " +
+         FirstLine("/proc/sys/kernel/random/boot_id") + "\npid " + std::to_string(pid) +
+         "\nstart " + StartTime(pid) + "\n";
+}
+
+// True if `lock` was written by a process of this machine's current boot that is gone.
+bool S3LockWriterDied(const std::string& lock) {
+  std::map<std::string, std::string> f;
+  std::istringstream in(lock);
+  std::string key, value;
+  while (in >> key && std::getline(in >> std::ws, value)) f[key] = value;
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  if (f["host"] != host || f["boot"].empty() ||
+      f["boot"] != FirstLine("/proc/sys/kernel/random/boot_id") || f["pid"].empty()) {
+    return false;
+  }
+  const long pid = std::strtol(f["pid"].c_str(), nullptr, 10);
+  if (pid <= 0) return false;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
+  return StartTime(pid) != f["start"];  // The pid lives on in another process.
+}
+
+}  // namespace stitchfs::engine
