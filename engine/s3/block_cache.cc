@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -153,11 +154,15 @@ void BlockCache::Put(std::string_view object, uint64_t index, std::string_view b
   h.key_low = key.low64;
   h.length = bytes.size();
   h.checksum = XXH3_64bits(bytes.data(), bytes.size());
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "-" +
                           std::to_string(reinterpret_cast<uintptr_t>(&h));
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+  UniqueFd fd(::open(tmp.c_str(), flags, 0600));
+  if (!fd && errno == ENOENT) {  // The sub-folder's first block.
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    fd = UniqueFd(::open(tmp.c_str(), flags, 0600));
+  }
   if (!fd) return;
   const bool written =
       WriteFully(fd.get(), {reinterpret_cast<const char*>(&h), sizeof h}, tmp).ok() &&

@@ -21,7 +21,7 @@ namespace stitchfs::engine {
 // Thread-safe.
 class BlockCache {
  public:
-  static constexpr uint64_t kBlockBytes = 256 << 10;
+  static constexpr uint64_t kBlockBytes = 1 << 20;  // As mountpoint-s3's cache.
 
   // The cache in folder `dir` (made if missing), at most `capacity` bytes; null if the
   // capacity is 0 or the folder cannot be made. Blocks already there are adopted, oldest

@@ -28,7 +28,7 @@ void ReadAhead::TopUp(Stream& s) const {
     c.data = std::async(std::launch::async, [fetch = fetch_, off = c.offset, len]() {
                auto b = std::make_shared<Bytes>();
                b->data.reset(new char[len]);
-               b->status = fetch(off, {b->data.get(), len});
+               b->status = fetch(off, {b->data.get(), len}, /*streaming=*/true);
                return std::shared_ptr<const Bytes>(std::move(b));
              }).share();
     s.chunks.push_back(std::move(c));
@@ -94,7 +94,7 @@ StatusOr<size_t> ReadAhead::ReadAt(uint64_t offset, std::span<char> dst) const {
     if (!found) {
       random_end_ = offset + n;
       lock.unlock();
-      RETURN_IF_ERROR(fetch_(pos, dst.subspan(done, n - done)));
+      RETURN_IF_ERROR(fetch_(pos, dst.subspan(done, n - done), /*streaming=*/false));
       return n;
     }
     lock.unlock();

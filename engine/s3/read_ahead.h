@@ -19,8 +19,9 @@
 namespace stitchfs::engine {
 
 // Fills all of `dst` with the object's bytes from `offset` (the caller never asks past the
-// end), or fails.
-using RangeFetch = std::function<Status(uint64_t offset, std::span<char> dst)>;
+// end), or fails. `streaming`: the range is read ahead for a sequential reader (not asked for
+// by a random read).
+using RangeFetch = std::function<Status(uint64_t offset, std::span<char> dst, bool streaming)>;
 
 struct ReadAheadOptions {
   uint64_t first_window = 1 << 20;

@@ -237,6 +237,10 @@ StatusOr<S3Response> S3Client::SendOnce(const S3Request& request, std::string* c
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(config_.stall_timeout_s));
   curl_easy_setopt(c, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
+  // Large socket reads and writes: a GiB goes through in far fewer system calls and callbacks
+  // than with curl's 16 KiB and 64 KiB defaults.
+  curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L << 10);
+  curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 1L << 20);
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &Attempt::OnHeader);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &a);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &Attempt::OnBody);

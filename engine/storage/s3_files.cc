@@ -105,12 +105,15 @@ struct ObjectState {
   }
 
   // Reads [offset, offset + dst.size()): from the cache if every block is there, else by one
-  // GET widened to whole blocks, which then go into the cache.
-  Status Fetch(uint64_t offset, std::span<char> dst) {
+  // GET, which for a random read is widened to whole blocks that then go into the cache. A
+  // stream's ranges are not kept: they arrive at network speed, and writing them out would
+  // cost more CPU than reading them did (and churn the cache).
+  Status Fetch(uint64_t offset, std::span<char> dst, bool streaming) {
     if (!cache) return Get(offset, dst);
     RETURN_IF_ERROR(LearnVersion());
     const std::string known = Etag();
     if (!known.empty() && FromCache(known, offset, dst)) return Status::OK();
+    if (streaming) return Get(offset, dst);
     const uint64_t kB = BlockCache::kBlockBytes;
     const uint64_t first = offset / kB * kB;
     const uint64_t end = std::min(declared, (offset + dst.size() + kB - 1) / kB * kB);
@@ -136,8 +139,9 @@ struct ObjectState {
 class S3DataFile final : public BackupDataFile {
  public:
   explicit S3DataFile(std::shared_ptr<ObjectState> state)
-      : state_(state), ahead_(state->declared, [state](uint64_t off, std::span<char> dst) {
-          return state->Fetch(off, dst);
+      : state_(state),
+        ahead_(state->declared, [state](uint64_t off, std::span<char> dst, bool streaming) {
+          return state->Fetch(off, dst, streaming);
         }) {}
 
   StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {

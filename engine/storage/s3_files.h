@@ -16,7 +16,8 @@ namespace stitchfs::engine {
 // A data file of `declared_size` bytes at object `key`. Reads fail with kBackupDamaged if the
 // object has another length or is replaced while read (If-Match on the first version seen).
 // With `cache`, reads are served from its blocks of the version first seen when they are all
-// there, and GETs are widened to whole blocks, which are then kept.
+// there, and a random read's GET is widened to whole blocks, which are then kept (a
+// sequential reader's read-ahead ranges are not).
 std::shared_ptr<const BackupDataFile> OpenS3DataFile(std::shared_ptr<const S3Bucket> bucket,
                                                      std::string key, std::string display,
                                                      uint64_t declared_size,

@@ -17,7 +17,7 @@ struct FakeObject {
   std::atomic<uint64_t> bytes{0};
 
   RangeFetch Fetch() {
-    return [this](uint64_t off, std::span<char> dst) -> Status {
+    return [this](uint64_t off, std::span<char> dst, bool) -> Status {
       ++fetches;
       if (fail_next > 0) {
         --fail_next;
