@@ -23,7 +23,7 @@ ReadAhead::~ReadAhead() {
 void ReadAhead::TopUp(Stream& s) const {
   while (s.next_fetch < size_ && s.next_fetch < s.pos + s.window) {
     const uint64_t len =
-        std::min({std::clamp(s.window / 2, o_.first_window, o_.max_chunk), size_ - s.next_fetch});
+        std::min({std::clamp(s.window, o_.first_window, o_.max_chunk), size_ - s.next_fetch});
     Chunk c{s.next_fetch, len, {}};
     c.data = std::async(std::launch::async, [fetch = fetch_, off = c.offset, len]() {
                auto b = std::make_shared<Bytes>();
