@@ -79,6 +79,9 @@ check "restore from S3 equals the source" bash -c \
   "'$STITCH' restore s3://stitch/store/d2 '$work/restored' && diff -r '$work/restored' '$work/day2'"
 check "no .lock left behind" [ -z "$(keys store/d2/.lock)" ]
 expect_exit 13 "already exists" -- "$STITCH" backup "$src" s3://stitch/store/d2
+d=$("$STITCH" diff s3://stitch/store/d1 s3://stitch/store/d2 2>&1)
+case "$d" in *logs/new.txt*renamed.txt*|*renamed.txt*logs/new.txt*) ok ;; *) bad "stitch diff of two S3 backups: $d" ;; esac
+case "$d" in *app.log*500000*) ok ;; *) bad "stitch diff shows the appended bytes: $d" ;; esac
 
 # --- Mounts -----------------------------------------------------------------------------------
 mnt s3://stitch/store/d2 "$work/m1"
