@@ -50,7 +50,7 @@ void Guard(fuse_req_t req, Fn fn) {
 // Replies with the errno of `s` (engine::ErrnoFor, the one table), logging it when it is EIO.
 void ReplyError(fuse_req_t req, const engine::Status& s) {
   const int err = engine::ErrnoFor(s);
-  if (err == EIO) LogError(Ctx(req), s.ToString());
+  if (err == EIO || err == EACCES) LogError(Ctx(req), s.ToString());  // (EACCES: storage.)
   fuse_reply_err(req, err);
 }
 
