@@ -18,12 +18,15 @@
 namespace stitchfs::engine {
 namespace {
 
-constexpr char kMagic[8] = {'S', 'T', 'B', 'L', 'K', '0', '0', '1'};
+constexpr char kMagic[8] = {'S', 'T', 'B', 'L', 'K', '0', '0', '2'};
+constexpr uint64_t kPiece = 64 << 10;  // Checksummed apart: a small read reads a piece.
+constexpr size_t kPieces = BlockCache::kBlockBytes / kPiece;
 
-// The file header: magic, key, length of the bytes, checksum of the bytes.
+// The file header: magic, key, length of the bytes, a checksum of each 64 KiB piece of them.
 struct Header {
   char magic[8];
-  uint64_t key_high, key_low, length, checksum;
+  uint64_t key_high, key_low, length;
+  uint64_t checksums[kPieces];
 };
 
 XXH128_hash_t KeyOf(std::string_view object, uint64_t index) {
@@ -119,17 +122,31 @@ void BlockCache::Evict() {
   }
 }
 
-bool BlockCache::Get(std::string_view object, uint64_t index, std::span<char> dst) {
+bool BlockCache::Get(std::string_view object, uint64_t index, uint64_t length, uint64_t offset,
+                     std::span<char> dst) {
   const XXH128_hash_t key = KeyOf(object, index);
   const std::string name = NameOf(key);
   const std::string path = dir_ + "/" + name;
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   Header h;
-  bool ok = fd && ReadAll(fd.get(), reinterpret_cast<char*>(&h), sizeof h) &&
+  bool ok = fd && length <= kBlockBytes && offset + dst.size() <= length &&
+            ReadAll(fd.get(), reinterpret_cast<char*>(&h), sizeof h) &&
             std::memcmp(h.magic, kMagic, sizeof kMagic) == 0 && h.key_high == key.high64 &&
-            h.key_low == key.low64 && h.length == dst.size() &&
-            ReadAll(fd.get(), dst.data(), dst.size()) &&
-            XXH3_64bits(dst.data(), dst.size()) == h.checksum;
+            h.key_low == key.low64 && h.length == length;
+  // Only the pieces `dst` needs are read, each checked.
+  const uint64_t first = offset / kPiece,
+                 end = dst.empty() ? first : (offset + dst.size() - 1) / kPiece + 1;
+  std::string pieces;
+  if (ok) {
+    const uint64_t from = first * kPiece, to = std::min(end * kPiece, length);
+    pieces.resize(to - from);
+    ok = PreadFully(fd.get(), sizeof h + from, {pieces.data(), pieces.size()}, path).ok();
+    for (uint64_t p = first; ok && p < end; ++p) {
+      const uint64_t at = p * kPiece - from, n = std::min(kPiece, length - p * kPiece);
+      ok = XXH3_64bits(pieces.data() + at, n) == h.checksums[p];
+    }
+    if (ok) std::memcpy(dst.data(), pieces.data() + (offset - from), dst.size());
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (!ok) {
     ++misses_;
@@ -140,7 +157,7 @@ bool BlockCache::Get(std::string_view object, uint64_t index, std::span<char> ds
     return false;
   }
   ++hits_;
-  Touch(name, sizeof h + dst.size());
+  Touch(name, sizeof h + length);
   return true;
 }
 
@@ -152,8 +169,12 @@ void BlockCache::Put(std::string_view object, uint64_t index, std::string_view b
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.key_high = key.high64;
   h.key_low = key.low64;
+  if (bytes.size() > kBlockBytes) return;
   h.length = bytes.size();
-  h.checksum = XXH3_64bits(bytes.data(), bytes.size());
+  for (size_t p = 0; p < kPieces; ++p) {
+    const uint64_t at = std::min<uint64_t>(p * kPiece, bytes.size());
+    h.checksums[p] = XXH3_64bits(bytes.data() + at, std::min<uint64_t>(kPiece, bytes.size() - at));
+  }
   const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "-" +
                           std::to_string(reinterpret_cast<uintptr_t>(&h));
   const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;

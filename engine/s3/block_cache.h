@@ -28,9 +28,15 @@ class BlockCache {
   // first in line to go.
   static std::shared_ptr<BlockCache> Open(const std::string& dir, uint64_t capacity);
 
-  // Block `index` of `object` (an id naming the object and its version): true if it is here
-  // and intact and exactly dst.size() bytes long, with its bytes in `dst`.
-  bool Get(std::string_view object, uint64_t index, std::span<char> dst);
+  // Bytes [offset, offset + dst.size()) of block `index` of `object` (an id naming the object
+  // and its version): true if the block is here, `length` bytes long, and the 64 KiB pieces
+  // read for `dst` are intact, with those bytes in `dst`.
+  bool Get(std::string_view object, uint64_t index, uint64_t length, uint64_t offset,
+           std::span<char> dst);
+  // The whole block, exactly dst.size() bytes long.
+  bool Get(std::string_view object, uint64_t index, std::span<char> dst) {
+    return Get(object, index, dst.size(), 0, dst);
+  }
   // Keeps `bytes` as block `index` of `object` (best effort: a failure to write is a miss
   // later).
   void Put(std::string_view object, uint64_t index, std::string_view bytes);

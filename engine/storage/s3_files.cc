@@ -61,13 +61,13 @@ struct ObjectState {
   bool FromCache(const std::string& version, uint64_t offset, std::span<char> dst) {
     const uint64_t kB = BlockCache::kBlockBytes;
     const std::string id = CacheId(version);
-    std::string block;
     for (uint64_t b = offset / kB; b * kB < offset + dst.size(); ++b) {
-      block.resize(BlockLength(b));
-      if (!cache->Get(id, b, {block.data(), block.size()})) return false;
       const uint64_t from = std::max(offset, b * kB),
-                     to = std::min(offset + dst.size(), b * kB + block.size());
-      std::memcpy(dst.data() + (from - offset), block.data() + (from - b * kB), to - from);
+                     to = std::min(offset + dst.size(), b * kB + BlockLength(b));
+      if (!cache->Get(id, b, BlockLength(b), from - b * kB,
+                      dst.subspan(from - offset, to - from))) {
+        return false;
+      }
     }
     return true;
   }
