@@ -13,7 +13,6 @@
 #include "engine/format/manifest_writer.h"
 #include "engine/read/restore.h"
 #include "engine/read/restore_meta.h"
-#include "engine/storage/routing_storage.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -30,7 +29,8 @@ Status WriteDataFile(const ResolvedBackup& chain, size_t idx, BackupWriter& writ
 
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
                                       bool keep_uuid) {
-  return FlattenBackup(chain, dest, keep_uuid, *RoutingStorage::Create(1));
+  // The chain's own storage: one connection pool and one block cache for reading and writing.
+  return FlattenBackup(chain, dest, keep_uuid, chain.storage());
 }
 
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,

@@ -20,7 +20,7 @@ struct FlattenResult {
 // With `keep_uuid` the copy keeps the backup's uuid, so it can replace the original under
 // backups that name it as their base.
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
-                                      bool keep_uuid = false);
+                                      bool keep_uuid = false);  // Through chain.storage().
 // The same into `dest` of `storage`.
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
                                       bool keep_uuid, const Storage& storage);

@@ -116,8 +116,10 @@ check "mount.stitchfs with -o s3_endpoint=,s3_credentials=" env -u AWS_ENDPOINT_
   -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY STITCHFS="$STITCHFS" sh "$HELPER" \
   s3://stitch/store/d2 "$work/m7" -o "ro,_netdev,nofail,s3_endpoint=$URL,s3_credentials=$work/creds"
 check "that mount reads (diff -r)" diff -r "$work/m7" "$work/day2"
+m7pid=$(pgrep -f "stitchfs s3://stitch/store/d2 $work/m7" | head -1)
+check "the mount's daemon is found" [ -n "$m7pid" ]
 check "no secret in the daemon's command line" bash -c \
-  "! grep -a '$AWS_SECRET_ACCESS_KEY' /proc/\$(pgrep -f 'stitchfs s3://stitch/store/d2 $work/m7' | head -1)/cmdline"
+  "[ -n '$m7pid' ] && ! grep -qa '$AWS_SECRET_ACCESS_KEY' /proc/$m7pid/cmdline"
 
 # --- Prune and flatten of a store in object storage --------------------------------------------
 psrc=$work/psrc
