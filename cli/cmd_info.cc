@@ -3,19 +3,28 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "engine/archive/archive_kind.h"
 #include "engine/base/error_table.h"
 #include "engine/base/json_writer.h"
 #include "engine/read/backup_stats.h"
+#include "engine/s3/s3_address.h"
 #include "engine/storage/locator.h"
 
 namespace stitchfs::cli {
 namespace {
 
+// How the backup at `path` is kept: "folder", "s3" or the archive's kind ("zip", "tar.zst").
+std::string FormOf(const std::string& path) {
+  if (engine::IsS3Location(path)) return "s3";
+  return engine::ArchiveKindName(engine::ArchiveKindOf(path));
+}
+
 void PrintJson(const engine::ResolvedBackup& chain, const engine::BackupStats& st) {
   engine::JsonWriter j;
   j.BeginObject();
   const auto& h = chain.top().header();
-  j.Key("path").String(chain.top().path()).Key("uuid").String(h.uuid);
+  j.Key("path").String(chain.top().path()).Key("form").String(FormOf(chain.top().path()));
+  j.Key("uuid").String(h.uuid);
   j.Key("timestamp").String(h.timestamp).Key("version").Number(static_cast<uint64_t>(h.version));
   j.Key("checksum_algorithm").String(engine::ChecksumAlgorithmName(h.algorithm));
   j.Key("base_backup").String(engine::RedactLocator(h.base_backup));
@@ -42,6 +51,10 @@ void PrintJson(const engine::ResolvedBackup& chain, const engine::BackupStats& s
 void PrintText(const engine::ResolvedBackup& chain, const engine::BackupStats& st) {
   const auto& h = chain.top().header();
   std::printf("backup:            %s\n", chain.top().path().c_str());
+  const std::string form = FormOf(chain.top().path());
+  std::printf("form:              %s\n", form == "folder" || form == "s3"
+                                             ? (form == "s3" ? "object storage" : "folder")
+                                             : (form + " archive").c_str());
   std::printf("uuid:              %s\n", h.uuid.c_str());
   std::printf("timestamp:         %s\n", h.timestamp.c_str());
   std::printf("version:           %d\n", h.version);

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "engine/base/error_table.h"
 
 namespace {
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   RaiseFdLimit();
+  stitchfs::cli::ShowArchiveIndexing();
   for (const Command& c : kCommands) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
     try {

@@ -4,6 +4,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
+
+#include "engine/storage/archive_storage.h"
 
 namespace stitchfs::cli {
 
@@ -53,9 +57,12 @@ void Progress::Draw(uint64_t files, uint64_t bytes) {
   if (rate > 0 && total_bytes_ > bytes) {
     eta = std::to_string(static_cast<long>(static_cast<double>(total_bytes_ - bytes) / rate)) + "s";
   }
-  std::fprintf(stderr, "\r%s [%s] %3.0f%% %llu/%llu files %s/%s %s/s ETA %s\033[K", what_.c_str(),
-               bar.c_str(), frac * 100, static_cast<unsigned long long>(files),
-               static_cast<unsigned long long>(total_files_), HumanBytes(bytes).c_str(),
+  std::string counts;  // Left out for work counted in bytes alone (indexing an archive).
+  if (total_files_ > 0 || files > 0) {
+    counts = std::to_string(files) + "/" + std::to_string(total_files_) + " files ";
+  }
+  std::fprintf(stderr, "\r%s [%s] %3.0f%% %s%s/%s %s/s ETA %s\033[K", what_.c_str(), bar.c_str(),
+               frac * 100, counts.c_str(), HumanBytes(bytes).c_str(),
                HumanBytes(total_bytes_).c_str(), HumanBytes(static_cast<uint64_t>(rate)).c_str(),
                eta.c_str());
   drawn_ = true;
@@ -64,6 +71,26 @@ void Progress::Draw(uint64_t files, uint64_t bytes) {
 void Progress::Done() {
   if (enabled_ && drawn_) std::fprintf(stderr, "\r\033[K");
   drawn_ = false;
+}
+
+void ShowArchiveIndexing() {
+  engine::ArchiveStorage::SetIndexProgress(
+      [](const std::string& archive, uint64_t done, uint64_t total) {
+        static std::mutex mu;  // Mount threads may index archives at once: one bar at a time.
+        static std::unique_ptr<Progress> bar;
+        static std::string current;
+        std::lock_guard<std::mutex> lock(mu);
+        if (!bar || current != archive) {
+          const size_t slash = archive.rfind('/');
+          bar = std::make_unique<Progress>("index " + archive.substr(slash + 1), 0, total);
+          current = archive;
+        }
+        bar->Update(0, done);
+        if (done >= total) {
+          bar.reset();
+          current.clear();
+        }
+      });
 }
 
 }  // namespace stitchfs::cli

@@ -32,6 +32,10 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_;
 };
 
+// Shows each archive being indexed (ArchiveStorage) as a progress bar on stderr when it is a
+// terminal. Called once at start by each front end.
+void ShowArchiveIndexing();
+
 // "1.5 GiB", "12 B".
 std::string HumanBytes(uint64_t n);
 

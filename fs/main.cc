@@ -13,6 +13,7 @@
 #include <ctime>
 #include <memory>
 
+#include "cli/progress.h"
 #include "engine/base/error_table.h"
 #include "engine/s3/s3_address.h"
 #include "engine/storage/locator.h"
@@ -144,6 +145,7 @@ int Mount(sfs::MountContext& state, const sfs::Options& o, const char* argv0) {
 int main(int argc, char** argv) {
   EnsureStdFds();
   RaiseFdLimit();
+  stitchfs::cli::ShowArchiveIndexing();
   auto parsed = sfs::ParseOptions(argc, argv);
   if (!parsed.ok()) {
     std::fprintf(stderr, "stitchfs: %s\n%s", parsed.status().message().c_str(), sfs::kUsage);

@@ -12,6 +12,8 @@ PACKAGES=(
   attr rsync procps                      # getfattr, rsync, pkill used by the integration tests
   clang-14 libclang-rt-14-dev llvm-14    # sanitizer build with the fuzz targets; llvm-symbolizer
   libcurl4-openssl-dev ca-certificates   # S3 client: HTTP(S), SigV4 signing, the system CA store
+  zlib1g-dev libzstd-dev liblzma-dev libbz2-dev  # archive backups: deflate, zstd, xz/lzma, bzip2
+  zip zstd xz-utils bzip2 libarchive-tools       # archive fixtures in the tests (zip, tar, bsdtar)
   curl ceph-mon ceph-osd radosgw         # a real S3 server (radosgw) for the tests and benchmarks
 )
 

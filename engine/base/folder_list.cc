@@ -36,6 +36,10 @@ StatusOr<std::vector<std::string>> ListFolder(const std::string& dir) {
 }
 
 uint64_t BytesBeneath(const std::string& dir) {
+  struct stat top;
+  if (::lstat(dir.c_str(), &top) == 0 && S_ISREG(top.st_mode)) {
+    return static_cast<uint64_t>(top.st_size);  // An archive backup.
+  }
   uint64_t total = 0;
   std::vector<std::string> pending = {dir};
   while (!pending.empty()) {

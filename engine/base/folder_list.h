@@ -16,7 +16,7 @@ namespace stitchfs::engine {
 StatusOr<std::vector<std::string>> ListFolder(const std::string& dir);
 
 // Bytes of the regular files beneath `dir`, best effort: what cannot be listed or stat'ed is
-// not counted. Symlinks are not followed.
+// not counted. Symlinks are not followed. A regular file `dir` (an archive): its size.
 uint64_t BytesBeneath(const std::string& dir);
 
 }  // namespace stitchfs::engine

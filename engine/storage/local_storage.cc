@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "engine/base/atomic_file.h"
+#include "engine/base/fd_file.h"
 #include "engine/base/posix_file.h"
 #include "engine/format/data_file_name.h"
 #include "engine/storage/backup.h"
@@ -24,25 +25,6 @@ ManifestIdentity IdentityOf(const struct stat& st) {
           static_cast<uint64_t>(st.st_size), FileTime::From(st.st_mtim),
           FileTime::From(st.st_ctim)};
 }
-
-// An open regular file of a known size, read positionally.
-class FdFile final : public RandomAccessFile {
- public:
-  FdFile(UniqueFd fd, uint64_t size, std::string name)
-      : fd_(std::move(fd)), size_(size), name_(std::move(name)) {}
-  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
-    if (offset >= size_) return size_t{0};
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(dst.size(), size_ - offset));
-    RETURN_IF_ERROR(PreadFully(fd_.get(), offset, dst.first(n), name_));
-    return n;
-  }
-  uint64_t size() const override { return size_; }
-
- private:
-  UniqueFd fd_;
-  uint64_t size_;
-  std::string name_;
-};
 
 // Why `.backup` in `dir_fd` could not be opened.
 Status ManifestOpenError(int dir_fd, const std::string& path, int e) {

@@ -40,14 +40,6 @@ StatusOr<std::string> ReadArg(std::string_view& s) {
   return out;
 }
 
-bool IsArchive(std::string_view p) {
-  for (std::string_view ext : {".zip", ".zipx", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.lzma",
-                               ".tar.zst", ".tzst", ".tar.xz"}) {
-    if (p.size() >= ext.size() && p.substr(p.size() - ext.size()) == ext) return true;
-  }
-  return false;
-}
-
 std::string TrimSlashes(std::string p) {
   while (p.size() > 1 && p.back() == '/') p.pop_back();
   return p;
@@ -158,9 +150,6 @@ StatusOr<std::string> ResolveLocator(std::string_view text, const std::string& h
   if (loc.engine == "File" && loc.args.size() == 1) {
     path = loc.args[0];
     if (path.empty()) return Status::InvalidArgument("empty path in base locator " + quoted);
-    if (IsArchive(path)) {
-      return Status::NotSupported("base backup " + quoted + " is an archive; unpack it first");
-    }
     if (path.front() != '/' && IsS3Location(holder_dir))
       return S3Relative(holder_dir, path, quoted);
     if (path.front() != '/') path = holder_dir + "/" + path;
@@ -181,9 +170,6 @@ StatusOr<std::string> ResolveLocator(std::string_view text, const std::string& h
     return Status::NotSupported("base backup locator " + quoted +
                                 " is not supported (File('...'), Disk('name', '...') and "
                                 "S3('url'[, 'key', 'secret']) are)");
-  }
-  if (IsArchive(path)) {
-    return Status::NotSupported("base backup " + quoted + " is an archive; unpack it first");
   }
   return AbsolutePath(path);  // Absolute and normal: compared and shown in one spelling.
 }

@@ -36,7 +36,7 @@ std::string FileLocator(std::string_view path);
 // disk. `S3('url')` and `S3('url', 'key', 'secret')`: the S3 address of url (path style or
 // virtual-hosted); the credentials are kept in S3Keyring for that bucket, never in the
 // location. Errors: kNoBaseBackup (unknown disk), kInsecurePath (a Disk path escaping the
-// disk, a relative File leaving the bucket), kNotSupported (other engines, archives),
+// disk, a relative File leaving the bucket), kNotSupported (other engines),
 // kInvalidArgument (malformed). Messages show the locator through RedactLocator.
 StatusOr<std::string> ResolveLocator(std::string_view text, const std::string& holder_dir,
                                      const std::map<std::string, std::string>& disks);

@@ -102,37 +102,6 @@ void ManifestCache::StoreIndex(std::string_view key, std::string_view bytes) con
 
 void ManifestCache::DropIndex(std::string_view key) const { ::unlink(IndexFileFor(key).c_str()); }
 
-void ManifestCache::Trim() const {
-  struct File {
-    std::filesystem::path path;
-    FileTime mtime;
-    uint64_t size;
-  };
-  std::vector<File> files;
-  uint64_t total = 0;
-  std::error_code ec;
-  auto names = ListFolder(dir_);
-  if (!names.ok()) return;
-  for (const std::string& name : *names) {
-    const std::filesystem::path path = std::filesystem::path(dir_) / name;
-    struct stat st;
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (path.extension() != ".manifest" && path.extension() != ".index") {
-      // A store that died midway, an hour ago.
-      if (name.find(".tmp-") != std::string::npos && st.st_mtime < ::time(nullptr) - 3600) {
-        std::filesystem::remove(path, ec);
-      }
-      continue;
-    }
-    files.push_back({path, FileTime::From(st.st_mtim), static_cast<uint64_t>(st.st_size)});
-    total += files.back().size;
-  }
-  std::sort(files.begin(), files.end(),
-            [](const File& a, const File& b) { return a.mtime < b.mtime; });
-  for (size_t i = 0; i + 1 < files.size() && total > max_; ++i) {  // The newest stays.
-    std::filesystem::remove(files[i].path, ec);
-    total -= files[i].size;
-  }
-}
+void ManifestCache::Trim() const { TrimCacheFolder(dir_, {".manifest", ".index"}, max_); }
 
 }  // namespace stitchfs::engine

@@ -23,7 +23,16 @@ StatusOr<const S3Storage*> RoutingStorage::s3() const {
 }
 
 StatusOr<const Storage*> RoutingStorage::For(const std::string& location) const {
-  if (!IsS3Location(location)) return static_cast<const Storage*>(local_.get());
+  const bool archive = ArchiveKindOf(location).is_archive();
+  if (!IsS3Location(location)) {
+    if (archive) return static_cast<const Storage*>(archives_.get());
+    return static_cast<const Storage*>(local_.get());
+  }
+  if (archive) {
+    return Status::NotSupported("Backup " + location +
+                                " is an archive in object storage, which is not read yet; copy "
+                                "it to this machine");
+  }
   ASSIGN_OR_RETURN(const S3Storage* s3, this->s3());
   return static_cast<const Storage*>(s3);
 }

@@ -1,13 +1,16 @@
 // RoutingStorage: the storage for any location a user or a locator can name. S3 addresses
 // (`s3://`, `http://`, `https://`) go to an S3Storage, made when first needed and configured
-// from S3Settings and the environment; everything else is a path on this machine
-// (LocalStorage). A chain may mix both: a local backup on an S3 base, and the other way round.
+// from S3Settings and the environment; a path on this machine whose name is an archive's
+// (`.zip`, `.tar.gz`, ... : ArchiveKindOf) to the ArchiveStorage; any other path to the
+// LocalStorage. A chain may mix them: a local backup on an S3 or archive base, and the other
+// way round.
 #pragma once
 
 #include <memory>
 #include <mutex>
 
 #include "engine/s3/s3_config.h"
+#include "engine/storage/archive_storage.h"
 #include "engine/storage/local_storage.h"
 #include "engine/storage/s3_storage.h"
 
@@ -20,7 +23,9 @@ class RoutingStorage final : public Storage {
   static std::shared_ptr<const RoutingStorage> Create(size_t max_open_files = 0,
                                                       S3Settings s3 = {});
   RoutingStorage(std::shared_ptr<const LocalStorage> local, S3Settings s3)
-      : local_(std::move(local)), settings_(std::move(s3)) {}
+      : local_(std::move(local)),
+        archives_(std::make_shared<const ArchiveStorage>(ArchiveCache::Default())),
+        settings_(std::move(s3)) {}
 
   std::string Normal(const std::string& location) const override;
   StatusOr<std::shared_ptr<const BackupFolder>> OpenFolder(
@@ -49,6 +54,7 @@ class RoutingStorage final : public Storage {
   StatusOr<const Storage*> For(const std::string& location) const;
 
   std::shared_ptr<const LocalStorage> local_;
+  std::shared_ptr<const ArchiveStorage> archives_;
   const S3Settings settings_;
   mutable std::once_flag s3_once_;
   mutable std::unique_ptr<S3Storage> s3_;

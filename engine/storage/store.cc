@@ -10,6 +10,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "engine/archive/archive_kind.h"
 #include "engine/storage/locator.h"
 
 namespace fs = std::filesystem;
@@ -27,25 +28,34 @@ struct DirCloser {
   void operator()(DIR* d) const { ::closedir(d); }
 };
 
-// The store folder `name` in the open store `dir_fd`, if it is one.
+ManifestIdentity IdentityOf(const struct stat& st) {
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+          static_cast<uint64_t>(st.st_size), FileTime::From(st.st_mtim),
+          FileTime::From(st.st_ctim)};
+}
+
+// The store folder `name` in the open store `dir_fd`, if it is one: a folder holding a
+// `.backup`, or an archive (by its name: whether it holds a `.backup` is learnt when it is
+// opened, which indexes it).
 std::optional<StoreFolder> Probe(int dir_fd, const std::string& store, const char* name) {
   struct stat st, mst;
-  if (name[0] == '.' || ::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-      !S_ISDIR(st.st_mode)) {
+  if (name[0] == '.' || ::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
     return std::nullopt;
   }
+  const bool archive = S_ISREG(st.st_mode) && ArchiveKindOf(name).is_archive();
+  if (!S_ISDIR(st.st_mode) && !archive) return std::nullopt;
   const std::string manifest = std::string(name) + "/.backup";
-  if (::fstatat(dir_fd, manifest.c_str(), &mst, AT_SYMLINK_NOFOLLOW) != 0 ||
-      !S_ISREG(mst.st_mode)) {
+  if (archive) {
+    mst = st;
+  } else if (::fstatat(dir_fd, manifest.c_str(), &mst, AT_SYMLINK_NOFOLLOW) != 0 ||
+             !S_ISREG(mst.st_mode)) {
     return std::nullopt;
   }
   StoreFolder f;
   f.name = name;
   f.path = store == "/" ? "/" + f.name : store + "/" + f.name;
   f.folder = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
-  f.manifest = {static_cast<uint64_t>(mst.st_dev), static_cast<uint64_t>(mst.st_ino),
-                static_cast<uint64_t>(mst.st_size), FileTime::From(mst.st_mtim),
-                FileTime::From(mst.st_ctim)};
+  f.manifest = IdentityOf(mst);
   return f;
 }
 

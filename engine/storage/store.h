@@ -12,7 +12,8 @@ namespace stitchfs::engine {
 
 // The backups of `store` by name: real sub-folders (a symlink in the store is not followed),
 // not starting with a dot (prune's work folders), holding a `.backup` that is a regular file
-// (not a symlink, FIFO or folder). Folders without one (unfinished backups with only a
+// (not a symlink, FIFO or folder), and regular files named as archives (ArchiveKindOf). Folders
+// without one (unfinished backups with only a
 // `.lock`, other folders) are skipped. Never blocks on what the store holds. kIOError if
 // `store` cannot be read, kBackupNotFound if it is not a folder.
 StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& store);

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "engine/archive/archive_kind.h"
 #include "engine/base/atomic_file.h"
 #include "engine/base/folder_list.h"
 #include "engine/store/store_moves_impl.h"
@@ -45,6 +46,9 @@ class LocalStoreMoves final : public StoreMoves {
   uint64_t BytesOf(const std::string& path) override { return BytesBeneath(path); }
 
   StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path) override {
+    if (ArchiveKindOf(path).is_archive()) {  // Prune keeps an archive's bases instead.
+      return Status::Internal("an archive backup is never rewritten: " + path);
+    }
     const std::string tmp = WorkPath(path, kFlattenSuffix);
     std::error_code ec;
     fs::remove_all(tmp, ec);  // Left by an interrupted run: never a kept backup.

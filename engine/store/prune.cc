@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "engine/archive/archive_kind.h"
 #include "engine/read/resolved_backup.h"
 #include "engine/storage/locator.h"
 #include "engine/storage/routing_storage.h"
@@ -98,6 +99,23 @@ Status ProveKept(const std::vector<StoreEntry>& all, const std::map<size_t, std:
   return Status::OK();
 }
 
+// Archives are read-only, so a kept archive is never flattened: its bases in the store are kept
+// with it (and theirs, down its chain).
+Status KeepArchiveChains(const std::vector<StoreEntry>& all, const ChainOptions& o,
+                         std::map<size_t, std::string>* kept) {
+  std::vector<size_t> archives;
+  for (const auto& [k, why] : *kept) {
+    if (all[k].backup && ArchiveKindOf(all[k].path).is_archive()) archives.push_back(k);
+  }
+  for (size_t k : archives) {
+    ASSIGN_OR_RETURN(auto levels, ChainInStore(all, k, o));
+    for (size_t l = 1; l < levels.size(); ++l) {
+      if (levels[l]) kept->emplace(*levels[l], "base of kept archive " + all[k].name);
+    }
+  }
+  return Status::OK();
+}
+
 // The plan: one action per backup, oldest first.
 StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
                                         const std::map<size_t, std::string>& kept, ChainOptions o,
@@ -139,7 +157,8 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   o.storage = RoutingStorage::Create();
   ASSIGN_OR_RETURN(std::unique_ptr<StoreMoves> moves, MovesFor(store, *o.storage));
   ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(*o.storage, store, cache));
-  const auto kept = Kept(all, p);
+  auto kept = Kept(all, p);
+  RETURN_IF_ERROR(KeepArchiveChains(all, o, &kept));
   ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept, o, *moves));
   if (p.dry_run) return plan;
   moves->RemoveLeftovers();

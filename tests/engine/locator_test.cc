@@ -44,7 +44,9 @@ TEST(LocatorTest, Resolves) {
             "https://s3.example/bucket/base");
   auto azure = ResolveLocator("AzureBlobStorage('conn', 'c', 'b')", "/store", disks);
   EXPECT_EQ(azure.status().code(), ErrorCode::kNotSupported);
-  EXPECT_EQ(ResolveLocator("File('b.zip')", "/s", disks).status().code(), ErrorCode::kNotSupported);
+  EXPECT_EQ(*ResolveLocator("File('b.zip')", "/s", disks), "/s/b.zip");  // An archive backup.
+  EXPECT_EQ(*ResolveLocator("Disk('backups', '1.tar.zst')", "/s", disks),
+            disks.at("backups") + "/1.tar.zst");
   // Any spelling of a path inside the disk resolves there; none reaches above it.
   EXPECT_EQ(*ResolveLocator("Disk('backups', '.')", "/store", disks), "/srv/bk");
   EXPECT_EQ(*ResolveLocator("Disk('backups', '')", "/store", disks), "/srv/bk");

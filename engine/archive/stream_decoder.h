@@ -1,0 +1,17 @@
+// Whole-stream decoders for the tar compressions that cannot be entered in the middle: bzip2,
+// xz, lzma and zstd (as ClickHouse writes them through libarchive: one bzip2 stream, one xz
+// block, one zstd frame). Their state at a point is internal to the library and cannot be saved,
+// so a tar compressed with them is decoded once, in full, into the per-user cache.
+#pragma once
+
+#include "engine/archive/archive_kind.h"
+#include "engine/archive/decode_pass.h"
+
+namespace stitchfs::engine {
+
+// Decodes all of the pass's file as `codec` (concatenated streams or frames included, as the
+// tools make them) to the pass's sink; the total decoded length. kBackupDamaged naming the pass's
+// display if the data is corrupt, fails its checks or ends early; kIOError from reading.
+StatusOr<uint64_t> DecodeWhole(StreamCodec codec, const DecodePass& pass);
+
+}  // namespace stitchfs::engine

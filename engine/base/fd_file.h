@@ -1,0 +1,34 @@
+// FdFile: an open regular file of a known size, read positionally.
+#pragma once
+
+#include <algorithm>
+#include <string>
+
+#include "engine/base/posix_file.h"
+#include "engine/base/random_access_file.h"
+#include "engine/base/unique_fd.h"
+
+namespace stitchfs::engine {
+
+// Thread-safe (pread only). Reads within `size`; a file that turns out shorter is kBackupDamaged
+// naming `name`.
+class FdFile final : public RandomAccessFile {
+ public:
+  FdFile(UniqueFd fd, uint64_t size, std::string name)
+      : fd_(std::move(fd)), size_(size), name_(std::move(name)) {}
+  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
+    if (offset >= size_) return size_t{0};
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(dst.size(), size_ - offset));
+    RETURN_IF_ERROR(PreadFully(fd_.get(), offset, dst.first(n), name_));
+    return n;
+  }
+  uint64_t size() const override { return size_; }
+  int fd() const { return fd_.get(); }
+
+ private:
+  UniqueFd fd_;
+  uint64_t size_;
+  std::string name_;
+};
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,175 @@
+#include "engine/storage/archive_storage.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <mutex>
+
+#include "engine/base/fd_file.h"
+#include "engine/storage/locator.h"
+
+namespace stitchfs::engine {
+
+namespace {
+
+ArchiveStorage::IndexProgress& ProgressSink() {
+  static ArchiveStorage::IndexProgress sink;
+  return sink;
+}
+
+ArchiveStamp StampOf(const struct stat& st) {
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+          static_cast<uint64_t>(st.st_size), FileTime::From(st.st_mtim),
+          FileTime::From(st.st_ctim)};
+}
+
+ManifestIdentity IdentityOf(const ArchiveStamp& s) {
+  return {s.dev, s.ino, s.size, s.mtime, s.ctime};
+}
+
+// One archive opened: the file, and its reader once indexed (on first use).
+class ArchiveFolder final : public BackupFolder {
+ public:
+  ArchiveFolder(std::string path, const ArchiveStamp& stamp, std::shared_ptr<const FdFile> file)
+      : BackupFolder(std::move(path), {stamp.dev, stamp.ino}),
+        stamp_(stamp),
+        file_(std::move(file)) {}
+
+  static StatusOr<const ArchiveFolder*> Of(const BackupFolder& folder) {
+    auto* f = dynamic_cast<const ArchiveFolder*>(&folder);
+    if (f == nullptr) return Status::InvalidArgument(folder.path() + " is not an archive");
+    return f;
+  }
+
+  const ArchiveStamp& stamp() const { return stamp_; }
+
+  StatusOr<std::shared_ptr<const ArchiveReader>> Reader(const ArchiveCache* cache) const {
+    std::call_once(once_, [&] {
+      ArchiveReader::Progress progress;
+      if (ProgressSink()) {
+        progress = [this](uint64_t done, uint64_t total) { ProgressSink()(path(), done, total); };
+      }
+      reader_ = ArchiveReader::Open(file_, ArchiveKindOf(path()), stamp_, path(), cache, progress);
+    });
+    return reader_;
+  }
+
+ private:
+  const ArchiveStamp stamp_;
+  const std::shared_ptr<const FdFile> file_;
+  mutable std::once_flag once_;
+  mutable StatusOr<std::shared_ptr<const ArchiveReader>> reader_ = Status::Internal("unset");
+};
+
+class MemberDataFile final : public BackupDataFile {
+ public:
+  MemberDataFile(std::unique_ptr<RandomAccessFile> member, std::string display)
+      : member_(std::move(member)), display_(std::move(display)) {}
+  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
+    return member_->ReadAt(offset, dst);
+  }
+  uint64_t size() const override { return member_->size(); }
+  const std::string& display_name() const override { return display_; }
+
+ private:
+  std::unique_ptr<RandomAccessFile> member_;
+  std::string display_;
+};
+
+}  // namespace
+
+void ArchiveStorage::SetIndexProgress(IndexProgress progress) {
+  ProgressSink() = std::move(progress);
+}
+
+StatusOr<std::shared_ptr<const BackupFolder>> ArchiveStorage::OpenFolder(
+    const std::string& location) const {
+  const std::string path = AbsolutePath(location);
+  // Never blocks: a FIFO given an archive's name opens at once and is refused below.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) {
+    const int e = errno;
+    if (e == ENOENT || e == ENOTDIR || e == EACCES)
+      return Status::BackupNotFound("Backup " + path + " not found", e);
+    return Status::IOError("open archive " + path, e);
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Status::IOError("fstat archive " + path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    return Status::BackupNotFound("Backup " + path + " not found (an archive name, but not a " +
+                                  "regular file)");
+  }
+  const ArchiveStamp stamp = StampOf(st);
+  auto file = std::make_shared<const FdFile>(std::move(fd), stamp.size, path);
+  return std::shared_ptr<const BackupFolder>(std::make_shared<ArchiveFolder>(path, stamp, file));
+}
+
+StatusOr<ManifestSource> ArchiveStorage::OpenManifest(const BackupFolder& folder) const {
+  ASSIGN_OR_RETURN(const ArchiveFolder* f, ArchiveFolder::Of(folder));
+  ASSIGN_OR_RETURN(auto reader, f->Reader(cache_));
+  const ArchiveMember* m = reader->index().Find(".backup");
+  if (m == nullptr) {
+    std::string why = "the archive has no .backup member: not a backup";
+    if (::access((folder.path() + ".lock").c_str(), F_OK) == 0) {
+      why = "no .backup member; its .lock shows a backup being written, or one whose writer died";
+    }
+    return Status::BackupNotFound("Backup " + folder.path() + " not found (" + why + ")");
+  }
+  return ManifestSource{reader->OpenMember(*m), IdentityOf(f->stamp())};
+}
+
+StatusOr<std::optional<ManifestIdentity>> ArchiveStorage::StatManifest(
+    const std::string& location) const {
+  struct stat st;
+  const std::string path = AbsolutePath(location);
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::optional<ManifestIdentity>();
+    return Status::IOError("stat " + path, errno);
+  }
+  if (!S_ISREG(st.st_mode)) return std::optional<ManifestIdentity>();
+  return std::optional(IdentityOf(StampOf(st)));
+}
+
+StatusOr<std::shared_ptr<const BackupDataFile>> ArchiveStorage::OpenDataFile(
+    const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
+    uint64_t /*declared_size*/) const {
+  ASSIGN_OR_RETURN(const ArchiveFolder* f, ArchiveFolder::Of(*folder));
+  ASSIGN_OR_RETURN(auto reader, f->Reader(cache_));
+  const ArchiveMember* m = reader->index().Find(relative);
+  const std::string display = folder->path() + ":" + relative;
+  if (m == nullptr) {
+    return Status::BackupDamaged("data file " + EscapeForMessage(display) +
+                                 " is missing (no such member in the archive)");
+  }
+  return std::shared_ptr<const BackupDataFile>(
+      std::make_shared<MemberDataFile>(reader->OpenMember(*m), display));
+}
+
+StatusOr<SharedBytes> ArchiveStorage::ReadIndex(const BackupFolder& folder) const {
+  return Status::BackupNotFound("no resolved index in archive " + folder.path());
+}
+
+Status ArchiveStorage::WriteIndex(const BackupFolder& folder, std::string_view) const {
+  return Status::NotSupported("archive " + folder.path() + " is read-only");
+}
+
+StatusOr<std::vector<StoreFolder>> ArchiveStorage::ScanStore(const std::string& location) const {
+  return Status::BackupNotFound("store " + AbsolutePath(location) +
+                                " is an archive, not a folder of backups");
+}
+
+std::string ArchiveStorage::LocatorFor(const std::string& location) const {
+  return FileLocator(AbsolutePath(location));
+}
+
+StatusOr<std::unique_ptr<BackupWriter>> ArchiveStorage::StartBackup(const std::string& location,
+                                                                    const std::string&,
+                                                                    std::string*) const {
+  return Status::NotSupported("cannot write backup " + location +
+                              ": archives are read-only here; write a folder backup, then archive "
+                              "it (tar, zip)");
+}
+
+}  // namespace stitchfs::engine

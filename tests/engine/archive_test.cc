@@ -1,0 +1,292 @@
+// The archive layer on archives built here byte by byte: deflate and gzip restart points,
+// tar headers (ustar, pax, GNU), zip directories (ZIP64 too), the index's encoding.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <random>
+
+#include "engine/archive/archive_index.h"
+#include "engine/archive/archive_kind.h"
+#include "engine/archive/archive_reader.h"
+#include "engine/archive/inflate_points.h"
+#include "engine/archive/tar_scanner.h"
+#include "engine/archive/zip_directory.h"
+#include "engine/base/string_file.h"
+
+namespace stitchfs::engine {
+namespace {
+
+using MemFile = StringFile;
+
+// Text that compresses well, with random runs that do not.
+std::string Mixed(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string out;
+  while (out.size() < n) {
+    if (rng() % 3 == 0) {
+      for (int i = 0; i < 5000; ++i) out.push_back(static_cast<char>(rng()));
+    } else {
+      out += "line " + std::to_string(rng() % 1000) + " of a log that repeats itself\n";
+    }
+  }
+  out.resize(n);
+  return out;
+}
+
+// `data` deflated: raw (window_bits -15) or as one gzip member (31).
+std::string Deflate(const std::string& data, int window_bits) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, data.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// Reads `expected` back through an ArchiveReader over stream 0 of `index` at random offsets.
+void ExpectRandomReads(std::shared_ptr<const RandomAccessFile> file, ArchiveIndex index,
+                       const std::string& expected) {
+  auto reader = std::make_shared<const ArchiveReader>(file, std::move(index), UniqueFd(), "mem",
+                                                      nullptr, ArchiveStamp{});
+  std::mt19937 rng(7);
+  for (int i = 0; i < 300; ++i) {
+    const uint64_t off = rng() % expected.size();
+    const size_t len = std::min<size_t>(1 + rng() % 300000, expected.size() - off);
+    std::string got(len, '\0');
+    ASSERT_TRUE(reader->ReadStream(reader->index().streams[0], off, got).ok());
+    ASSERT_EQ(got, expected.substr(off, len)) << "offset " << off;
+  }
+}
+
+TEST(ArchiveKindTest, Extensions) {
+  EXPECT_EQ(ArchiveKindOf("/b/1.zip").container, ArchiveContainer::kZip);
+  EXPECT_EQ(ArchiveKindOf("1.zipx").container, ArchiveContainer::kZip);
+  EXPECT_EQ(ArchiveKindOf("1.tgz").codec, StreamCodec::kGzip);
+  EXPECT_EQ(ArchiveKindOf("a.b/1.tar.zst").codec, StreamCodec::kZstd);
+  EXPECT_EQ(ArchiveKindOf("1.tzst").codec, StreamCodec::kZstd);
+  EXPECT_EQ(ArchiveKindOf("1.tar.lzma").codec, StreamCodec::kLzma);
+  EXPECT_EQ(std::string(ArchiveKindName(ArchiveKindOf("x.tar.bz2"))), "tar.bz2");
+  EXPECT_FALSE(ArchiveKindOf("/b/backup1").is_archive());
+  EXPECT_FALSE(ArchiveKindOf("/b/.zip").is_archive());
+  EXPECT_FALSE(ArchiveKindOf("/b/1.ZIP").is_archive());  // ClickHouse's check is exact.
+  EXPECT_FALSE(ArchiveKindOf("/b/x.tar/sub").is_archive());
+}
+
+TEST(InflatePointsTest, RawDeflateRandomReads) {
+  const std::string data = Mixed(5 << 20, 1);
+  auto file = std::make_shared<const MemFile>("prefix" + Deflate(data, -15));
+  ArchiveIndex index;
+  DecodePass pass;
+  pass.file = file.get();
+  pass.display = "mem";
+  std::string out;
+  pass.sink = [&](std::span<const char> d) {
+    out.append(d.data(), d.size());
+    return Status::OK();
+  };
+  uint32_t crc = 0;
+  auto s = IndexDeflate(pass, 6, file->size() - 6, false, &index, &crc);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(out, data);
+  EXPECT_EQ(crc, crc32(0, reinterpret_cast<const Bytef*>(data.data()), data.size()));
+  EXPECT_EQ(s->out_size, data.size());
+  EXPECT_GE(s->point_count, 4u);
+  index.streams.push_back(*s);
+  ExpectRandomReads(file, std::move(index), data);
+}
+
+TEST(InflatePointsTest, GzipMembersEmptyOneAndPadding) {
+  const std::string a = Mixed(3 << 20, 2), b = Mixed(2 << 20, 3);
+  const std::string gz = Deflate(a, 31) + Deflate("", 31) + Deflate(b, 31) + std::string(512, '\0');
+  auto file = std::make_shared<const MemFile>(gz);
+  ArchiveIndex index;
+  DecodePass pass;
+  pass.file = file.get();
+  pass.display = "mem";
+  pass.sink = [](std::span<const char>) { return Status::OK(); };
+  uint32_t crc;
+  auto s = IndexDeflate(pass, 0, gz.size(), true, &index, &crc);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->out_size, a.size() + b.size());
+  index.streams.push_back(*s);
+  ExpectRandomReads(file, std::move(index), a + b);
+}
+
+TEST(InflatePointsTest, DamageIsAnErrorNeverOtherBytes) {
+  const std::string a = Mixed(1 << 20, 4);
+  std::string gz = Deflate(a, 31);
+  ArchiveIndex index;
+  DecodePass pass;
+  pass.display = "mem";
+  pass.sink = [](std::span<const char>) { return Status::OK(); };
+  uint32_t crc;
+  std::string bad_crc = gz;
+  bad_crc[bad_crc.size() - 6] ^= 1;  // The member's CRC-32.
+  MemFile f1(bad_crc);
+  pass.file = &f1;
+  EXPECT_EQ(IndexDeflate(pass, 0, f1.size(), true, &index, &crc).status().code(),
+            ErrorCode::kBackupDamaged);
+  MemFile f2(gz.substr(0, gz.size() / 2));
+  pass.file = &f2;
+  EXPECT_EQ(IndexDeflate(pass, 0, f2.size(), true, &index, &crc).status().code(),
+            ErrorCode::kBackupDamaged);
+}
+
+// A tar header block: `name` (ustar fields), `size`, `type`, checksum filled in.
+std::string TarHeader(const std::string& name, uint64_t size, char type,
+                      const std::string& prefix = "") {
+  std::string h(512, '\0');
+  std::memcpy(h.data(), name.data(), std::min<size_t>(name.size(), 100));
+  std::snprintf(h.data() + 124, 12, "%011llo", static_cast<unsigned long long>(size));
+  h[156] = type;
+  std::memcpy(h.data() + 257,
+              "ustar\0"
+              "00",
+              8);
+  std::memcpy(h.data() + 345, prefix.data(), std::min<size_t>(prefix.size(), 155));
+  std::memset(h.data() + 148, ' ', 8);
+  unsigned sum = 0;
+  for (char c : h) sum += static_cast<unsigned char>(c);
+  std::snprintf(h.data() + 148, 8, "%06o", sum);
+  return h;
+}
+
+std::string Padded(std::string s) {
+  s.resize((s.size() + 511) / 512 * 512, '\0');
+  return s;
+}
+
+std::string PaxRecord(const std::string& key, const std::string& value) {
+  const std::string body = " " + key + "=" + value + "\n";
+  size_t n = body.size() + 1;
+  while (std::to_string(n).size() + body.size() != n) ++n;
+  return std::to_string(n) + body;
+}
+
+TEST(TarScannerTest, UstarPaxGnuAndDirectories) {
+  const std::string long_name = "data/" + std::string(150, 'x') + "/columns.txt";
+  const std::string pax = PaxRecord("path", long_name) + PaxRecord("size", "3");
+  std::string tar;
+  tar += TarHeader("./", 0, '5');
+  tar += TarHeader("./.backup", 5, '0') + Padded("<cfg>");
+  tar += TarHeader("PaxHeader/x", pax.size(), 'x') + Padded(pax);
+  tar += TarHeader("short", 999, '0') + Padded("abc");
+  tar += TarHeader("././@LongLink", long_name.size() + 5, 'L') + Padded("gnu/" + long_name);
+  tar += TarHeader("gnu/trunc", 2, '0') + Padded("de");
+  tar += TarHeader("b.bin", 1, '0', "data/db") + Padded("f");
+  tar += TarHeader("link", 0, '2');
+  tar += std::string(1024, '\0') + "trailing junk";
+  TarScanner scanner("mem");
+  std::mt19937 rng(5);
+  for (size_t at = 0; at < tar.size();) {  // Fed in pieces of any size.
+    const size_t n = std::min<size_t>(1 + rng() % 700, tar.size() - at);
+    ASSERT_TRUE(scanner.Feed({tar.data() + at, n}).ok());
+    at += n;
+  }
+  EXPECT_TRUE(scanner.ended());
+  EXPECT_TRUE(scanner.Finish().ok());
+  const auto& m = scanner.members();
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_EQ(m[0].name, ".backup");
+  EXPECT_EQ(tar.substr(m[0].offset, m[0].size), "<cfg>");
+  EXPECT_EQ(m[1].name, long_name);
+  EXPECT_EQ(tar.substr(m[1].offset, m[1].size), "abc");
+  EXPECT_EQ(m[2].name, "gnu/" + long_name);
+  EXPECT_EQ(tar.substr(m[2].offset, m[2].size), "de");
+  EXPECT_EQ(m[3].name, "data/db/b.bin");
+}
+
+TEST(TarScannerTest, BadChecksumAndCutStream) {
+  std::string tar = TarHeader("a", 600, '0') + Padded(std::string(600, 'a'));
+  std::string bad = tar;
+  bad[10] ^= 1;
+  TarScanner s1("mem");
+  EXPECT_EQ(s1.Feed(bad).code(), ErrorCode::kBackupDamaged);
+  TarScanner s2("mem");
+  ASSERT_TRUE(s2.Feed(std::string_view(tar).substr(0, 700)).ok());
+  EXPECT_EQ(s2.Finish().code(), ErrorCode::kBackupDamaged);
+}
+
+void Put(std::string& s, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) s.push_back(static_cast<char>(v >> (8 * i)));
+}
+
+// One stored member whose sizes and offset are in a ZIP64 extra field, found through the ZIP64
+// end record, as writers that stream their output make them.
+TEST(ZipDirectoryTest, Zip64StoredMember) {
+  const std::string name = ".backup", data = "<config/>";
+  std::string zip;
+  Put(zip, 0x04034b50, 4);
+  Put(zip, 45, 2), Put(zip, 0, 2), Put(zip, 0, 2), Put(zip, 0, 4);
+  Put(zip, crc32(0, reinterpret_cast<const Bytef*>(data.data()), data.size()), 4);
+  Put(zip, 0xffffffff, 4), Put(zip, 0xffffffff, 4);
+  Put(zip, name.size(), 2), Put(zip, 20, 2);
+  zip += name;
+  Put(zip, 1, 2), Put(zip, 16, 2), Put(zip, data.size(), 8), Put(zip, data.size(), 8);
+  zip += data;
+  const uint64_t cd_at = zip.size();
+  Put(zip, 0x02014b50, 4);
+  Put(zip, 45, 2), Put(zip, 45, 2), Put(zip, 0, 2), Put(zip, 0, 2), Put(zip, 0, 4);
+  Put(zip, crc32(0, reinterpret_cast<const Bytef*>(data.data()), data.size()), 4);
+  Put(zip, 0xffffffff, 4), Put(zip, 0xffffffff, 4);
+  Put(zip, name.size(), 2), Put(zip, 28, 2), Put(zip, 0, 2), Put(zip, 0, 2), Put(zip, 0, 2);
+  Put(zip, 0, 4), Put(zip, 0xffffffff, 4);
+  zip += name;
+  Put(zip, 1, 2), Put(zip, 24, 2), Put(zip, data.size(), 8), Put(zip, data.size(), 8),
+      Put(zip, 0, 8);
+  const uint64_t cd_size = zip.size() - cd_at, end64_at = zip.size();
+  Put(zip, 0x06064b50, 4), Put(zip, 44, 8), Put(zip, 45, 2), Put(zip, 45, 2), Put(zip, 0, 4);
+  Put(zip, 0, 4), Put(zip, 1, 8), Put(zip, 1, 8), Put(zip, cd_size, 8), Put(zip, cd_at, 8);
+  Put(zip, 0x07064b50, 4), Put(zip, 0, 4), Put(zip, end64_at, 8), Put(zip, 1, 4);
+  Put(zip, 0x06054b50, 4), Put(zip, 0, 2), Put(zip, 0, 2), Put(zip, 0xffff, 2);
+  Put(zip, 0xffff, 2), Put(zip, 0xffffffff, 4), Put(zip, 0xffffffff, 4), Put(zip, 0, 2);
+  MemFile f(zip);
+  auto entries = ReadZipDirectory(f, "mem");
+  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+  ASSERT_EQ(entries->size(), 1u);
+  EXPECT_EQ((*entries)[0].name, name);
+  EXPECT_EQ((*entries)[0].size, data.size());
+  EXPECT_EQ(zip.substr((*entries)[0].data_offset, data.size()), data);
+  for (size_t cut : {zip.size() - 30, cd_at + 10, size_t{10}}) {
+    MemFile short_file(zip.substr(0, cut));
+    EXPECT_EQ(ReadZipDirectory(short_file, "mem").status().code(), ErrorCode::kBackupDamaged);
+  }
+}
+
+TEST(ArchiveIndexTest, EncodeDecodeAndRefuseDamageOrOtherArchive) {
+  ArchiveIndex x;
+  x.kind = {ArchiveContainer::kTar, StreamCodec::kGzip};
+  x.streams.push_back({StreamMethod::kDeflate, 0, 900, 5000, 0, 2});
+  x.points.push_back({0, 0, 0, 0});
+  x.points.push_back({4001, 3000, 0, 3});
+  x.windows = "abc";
+  x.members.push_back({"b", 0, 10, 20});
+  x.members.push_back({"a", 0, 0, 10});
+  x.SortMembers();
+  const ArchiveStamp stamp{1, 2, 1000, {3, 4}, {5, 6}};
+  const std::string bytes = EncodeArchiveIndex(x, stamp);
+  auto back = DecodeArchiveIndex(bytes, stamp);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_NE(back->Find("a"), nullptr);
+  EXPECT_EQ(back->Find("b")->offset, 10u);
+  EXPECT_EQ(back->Find("c"), nullptr);
+  EXPECT_EQ(back->points[1].in_bit, 4001u);
+  ArchiveStamp other = stamp;
+  other.mtime.nsec = 5;
+  EXPECT_FALSE(DecodeArchiveIndex(bytes, other).ok());
+  for (size_t i = 0; i < bytes.size(); i += 7) {
+    std::string damaged = bytes;
+    damaged[i] ^= 0x20;
+    EXPECT_FALSE(DecodeArchiveIndex(damaged, stamp).ok()) << i;
+  }
+  EXPECT_FALSE(DecodeArchiveIndex(bytes.substr(0, bytes.size() - 1), stamp).ok());
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
