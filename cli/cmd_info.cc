@@ -19,6 +19,56 @@ std::string FormOf(const std::string& path) {
   return engine::ArchiveKindName(engine::ArchiveKindOf(path));
 }
 
+// An endpoint URL fit to show: without userinfo or query, control characters escaped.
+std::string ShownEndpoint(std::string url) {
+  url = url.substr(0, url.find('?'));
+  const size_t scheme = url.find("://");
+  const size_t at = url.find('@', scheme == std::string::npos ? 0 : scheme);
+  if (scheme != std::string::npos && at != std::string::npos && at < url.find('/', scheme + 3)) {
+    url.erase(scheme + 3, at + 1 - (scheme + 3));
+  }
+  return engine::EscapeForMessage(url);
+}
+
+// Which of the forms of current ClickHouse the backup uses (FORMAT.md §0, §2.2, §4).
+void FormsJson(engine::JsonWriter& j, const engine::ManifestHeader& h,
+               const engine::BackupStats& st) {
+  j.Key("backup_id").String(h.backup_id);
+  j.Key("data_file_name_generator").String(h.data_file_name_generator);
+  j.Key("deduplicate_files").Bool(h.deduplicate_files.value_or(true));
+  j.Key("copy_s3_credentials_from_backup").Bool(h.copy_s3_credentials);
+  j.Key("on_cluster").Bool(st.shards > 0).Key("shards").Number(st.shards);
+  j.Key("replicas").Number(st.replicas);
+  j.Key("lightweight_snapshot").Bool(!h.original_endpoint.empty());
+  j.Key("original_endpoint").String(ShownEndpoint(h.original_endpoint));
+  j.Key("original_namespace").String(h.original_namespace);
+  j.Key("object_files").Number(st.object_files);
+}
+
+void FormsText(const engine::ManifestHeader& h, const engine::BackupStats& st) {
+  if (!h.backup_id.empty()) std::printf("backup_id:         %s\n", h.backup_id.c_str());
+  if (!h.data_file_name_generator.empty()) {
+    std::printf("data files:        named by %s (data_file_name_generator)\n",
+                h.data_file_name_generator.c_str());
+  }
+  if (!h.deduplicate_files.value_or(true)) {
+    std::printf("deduplicate_files: 0 (a plain backup: every file stored under its name)\n");
+  }
+  if (h.copy_s3_credentials) {
+    std::printf("base credentials:  this backup's (base_backup_copy_s3_credentials_from_backup)\n");
+  }
+  if (st.shards > 0) {
+    std::printf("on cluster:        %llu shard(s), %llu replica(s) (shards/N/replicas/M/)\n",
+                static_cast<unsigned long long>(st.shards),
+                static_cast<unsigned long long>(st.replicas));
+  }
+  if (!h.original_endpoint.empty()) {
+    std::printf("lightweight:       %llu file(s) in bucket %s at %s (a lightweight snapshot)\n",
+                static_cast<unsigned long long>(st.object_files), h.original_namespace.c_str(),
+                ShownEndpoint(h.original_endpoint).c_str());
+  }
+}
+
 void PrintJson(const engine::ResolvedBackup& chain, const engine::BackupStats& st) {
   engine::JsonWriter j;
   j.BeginObject();
@@ -28,6 +78,7 @@ void PrintJson(const engine::ResolvedBackup& chain, const engine::BackupStats& s
   j.Key("timestamp").String(h.timestamp).Key("version").Number(static_cast<uint64_t>(h.version));
   j.Key("checksum_algorithm").String(engine::ChecksumAlgorithmName(h.algorithm));
   j.Key("base_backup").String(engine::RedactLocator(h.base_backup));
+  FormsJson(j, h, st);
   j.Key("num_files").Number(st.num_files).Key("total_size").Number(st.total_size);
   j.Key("num_entries").Number(st.num_entries).Key("size_of_entries").Number(st.size_of_entries);
   j.Key("uncompressed_size").Number(st.uncompressed_size);
@@ -61,6 +112,7 @@ void PrintText(const engine::ResolvedBackup& chain, const engine::BackupStats& s
   std::printf("checksums:         %s\n", engine::ChecksumAlgorithmName(h.algorithm));
   std::printf("base_backup:       %s\n",
               h.base_backup.empty() ? "(none)" : engine::RedactLocator(h.base_backup).c_str());
+  FormsText(h, st);
   std::printf("num_files:         %llu\n", static_cast<unsigned long long>(st.num_files));
   std::printf("total_size:        %llu (%s)\n", static_cast<unsigned long long>(st.total_size),
               HumanBytes(st.total_size).c_str());

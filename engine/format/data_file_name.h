@@ -7,6 +7,7 @@
 // file over a staging name, and `.stitchfs/` beyond `data/` is stitch's alone.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,5 +21,21 @@ inline constexpr std::string_view kIndexFile = ".stitchfs/index";
 // ".stitchfs/data/" + `name` when its first component starts with '.'. One-to-one: the second
 // form's first component is ".stitchfs", which the first form never yields.
 std::string DataFileNameFor(std::string_view name);
+
+// A file of a lightweight snapshot (version 2) lives in the source's object storage, as object
+// `key` of the bucket `ns` at `endpoint` (<original_endpoint>, <original_namespace>,
+// <object_key>). Its entry names the data file ".stitchfs/object/<hex of the bucket's URL>/<key>",
+// a name no writer and no manifest gives (the reader refuses it in a <data_file>), so that the
+// object is found through the resolver, its indexes and caches as any data file is.
+inline constexpr std::string_view kObjectDataPrefix = ".stitchfs/object/";
+// The bucket's URL: `endpoint` without trailing slashes, then "/" + `ns` unless `ns` is empty
+// or already the endpoint's first host label (a virtual-hosted endpoint).
+std::string ObjectBucketUrl(std::string_view endpoint, std::string_view ns);
+std::string ObjectDataFileName(std::string_view bucket_url, std::string_view key);
+struct ObjectRef {
+  std::string bucket_url, key;
+};
+// The object `data_file` stands for, if it is such a name.
+std::optional<ObjectRef> ParseObjectDataFileName(std::string_view data_file);
 
 }  // namespace stitchfs::engine

@@ -26,6 +26,11 @@ struct ManifestHeader {
   std::string data_file_name_generator;
   std::string base_backup;                      // Locator text; empty when there is none.
   std::optional<std::string> base_backup_uuid;  // Absent when not written.
+  // <base_backup_copy_s3_credentials_from_backup>: an S3 base without credentials takes this
+  // backup's (ClickHouse since mid-2026).
+  bool copy_s3_credentials = false;
+  // A lightweight snapshot (version 2): the object storage its <object_key> files live in.
+  std::string original_endpoint, original_namespace;
   ChecksumAlgorithm algorithm = ChecksumAlgorithm::kClickHouse;
   // Source files (and folders) that could not be backed up: the backup is incomplete. Their
   // names and reasons follow the entries (Manifest::missing()).

@@ -3,15 +3,26 @@
 #include <charconv>
 
 #include "engine/base/path_check.h"
+#include "engine/format/data_file_name.h"
 #include "engine/format/manifest_writer.h"
 
 namespace stitchfs::engine {
 namespace {
 
-constexpr std::string_view kHeaderTags[] = {
-    "version",           "deduplicate_files",        "timestamp",   "uuid",
-    "backup_id",         "data_file_name_generator", "base_backup", "base_backup_uuid",
-    "stitchfs_checksum", "stitchfs_incomplete"};
+constexpr std::string_view kHeaderTags[] = {"version",
+                                            "deduplicate_files",
+                                            "timestamp",
+                                            "uuid",
+                                            "backup_id",
+                                            "data_file_name_generator",
+                                            "base_backup",
+                                            "base_backup_uuid",
+                                            "stitchfs_checksum",
+                                            "stitchfs_incomplete",
+                                            "base_backup_copy_s3_credentials_from_backup",
+                                            "original_endpoint",
+                                            "original_namespace",
+                                            "num_packs"};
 constexpr std::string_view kFileTags[] = {
     "name",          "size",      "checksum",          "use_base",   "base_size",
     "base_checksum", "data_file", "encrypted_by_disk", "object_key", "stitchfs_meta"};
@@ -65,6 +76,12 @@ Status ManifestFields::ApplyHeader() {
   if (!header_[kVersion]) return Damaged("Cannot read <version>");
   auto version = ParseU64(*header_[kVersion]);
   if (!version) return Damaged("Cannot parse <version> value " + *header_[kVersion]);
+  if (*version == 3 || (*version < 3 && header_[kNumPacks])) {
+    return Status::VersionNotSupported(
+        "Version " + *header_[kVersion] +
+        " (a packed backup: small files bundled into packs_NNNN objects, an experimental "
+        "ClickHouse format not in a release yet) is not supported");
+  }
   if (*version < 1 || *version > 2) {
     return Status::VersionNotSupported("Version " + *header_[kVersion] + " is not supported");
   }
@@ -83,6 +100,16 @@ Status ManifestFields::ApplyHeader() {
   h.backup_id = header_[kBackupId].value_or("");
   h.data_file_name_generator = header_[kGenerator].value_or("");
   h.base_backup = header_[kBase].value_or("");
+  if (header_[kCopyS3]) {
+    auto b = ParseBool(*header_[kCopyS3]);
+    if (!b) {
+      return Damaged("Cannot parse <base_backup_copy_s3_credentials_from_backup> value " +
+                     *header_[kCopyS3]);
+    }
+    h.copy_s3_credentials = *b;
+  }
+  h.original_endpoint = header_[kEndpoint].value_or("");
+  h.original_namespace = header_[kNamespace].value_or("");
   if (header_[kAlgorithm]) {
     auto a = ParseChecksumAlgorithm(*header_[kAlgorithm]);
     if (!a) {
@@ -156,6 +183,22 @@ Status ManifestFields::FillBase(FileEntry& e) const {
   return Status::OK();
 }
 
+// A lightweight snapshot's file: its bytes are object <object_key> of the source's object
+// storage (ObjectDataFileName).
+Status ManifestFields::ObjectEntry(FileEntry& e) {
+  const ManifestHeader& h = builder_.header();
+  if (h.original_endpoint.empty()) {
+    return EntryError("<object_key> in a backup without <original_endpoint>");
+  }
+  object_file_ = ObjectDataFileName(ObjectBucketUrl(h.original_endpoint, h.original_namespace),
+                                    *file_[kObjectKey]);
+  if (Status s = CheckRelativePath(object_file_); !s.ok()) {
+    return s.WithPrefix("entry \"" + std::string(e.name) + "\": <object_key>: ");
+  }
+  e.data_file = object_file_;
+  return Status::OK();
+}
+
 Status ManifestFields::EndFile() {
   if (!file_[kName]) return Damaged("Cannot read <name> of a file from metadata");
   if (!file_[kSize]) return EntryError("Cannot read <size> of a file from metadata");
@@ -167,17 +210,18 @@ Status ManifestFields::EndFile() {
     return EntryError("<size> " + *file_[kSize] + " is larger than a file can be (2^63 - 1)");
   }
   if (e.size > 0) {
-    if (file_[kObjectKey]) {
-      return Status::NotSupported("entry \"" + std::string(e.name) +
-                                  "\" lives in object storage (<object_key>, a lightweight "
-                                  "snapshot); such backups are not supported");
-    }
     if (!file_[kChecksum]) return EntryError("Cannot read <checksum> of a file from metadata");
     ASSIGN_OR_RETURN(e.checksum, ChecksumOf(kChecksum));
     RETURN_IF_ERROR(FillBase(e));
     ASSIGN_OR_RETURN(e.encrypted_by_disk, Bool(kEncrypted));
-    if (e.has_data_file() && file_[kDataFile] && *file_[kDataFile] != e.name) {
+    if (file_[kObjectKey] && e.has_data_file()) {
+      RETURN_IF_ERROR(ObjectEntry(e));
+    } else if (e.has_data_file() && file_[kDataFile] && *file_[kDataFile] != e.name) {
       e.data_file = *file_[kDataFile];
+      if (e.data_file.starts_with(kObjectDataPrefix)) {
+        return Status::InsecurePath("entry \"" + std::string(e.name) + "\": <data_file> " +
+                                    EscapeForMessage(e.data_file) + " is a name stitch reserves");
+      }
       if (Status s = CheckRelativePath(e.data_file); !s.ok()) {
         return s.WithPrefix("entry \"" + std::string(e.name) + "\": <data_file>: ");
       }

@@ -46,6 +46,9 @@ class ManifestFields {
   static Status Damaged(const std::string& what) { return Status::BackupDamaged(what); }
 
  private:
+  Status ObjectEntry(FileEntry& e);
+
+  std::string object_file_;  // The data file name of the entry being read, if an object's.
   enum HeaderTag {
     kVersion,
     kDedup,
@@ -57,6 +60,10 @@ class ManifestFields {
     kBaseUuid,
     kAlgorithm,
     kIncomplete,
+    kCopyS3,
+    kEndpoint,
+    kNamespace,
+    kNumPacks,
     kNumHeaderTags
   };
   enum FileTag {

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "engine/base/concat_file.h"
+#include "engine/format/data_file_name.h"
 #include "engine/read/chain_compose.h"
 #include "engine/read/chain_walk.h"
 #include "engine/storage/routing_storage.h"
@@ -246,6 +247,20 @@ ResolvedBackup::Origin ResolvedBackup::origin(size_t entry) const {
   return origins_.empty() ? Origin{0, static_cast<uint32_t>(entry)} : origins_[entry];
 }
 
+StatusOr<std::shared_ptr<const BackupDataFile>> ResolvedBackup::OpenNamed(
+    const std::shared_ptr<const BackupFolder>& folder, const std::string& name,
+    uint64_t length) const {
+  auto object = ParseObjectDataFileName(name);
+  if (!object) return storage_->OpenDataFile(folder, name, length);
+  // A lightweight snapshot's file: an object of the source's object storage.
+  auto bucket = storage_->OpenFolder(object->bucket_url);
+  if (!bucket.ok()) {
+    return bucket.status().WithPrefix("Backup " + folder->path() + ": object " + object->key +
+                                      " of " + object->bucket_url + " (a lightweight snapshot): ");
+  }
+  return storage_->OpenDataFile(*bucket, object->key, length);
+}
+
 StatusOr<std::shared_ptr<const BackupDataFile>> ResolvedBackup::OpenDataFile(
     size_t rep, const FlatExtent& x) const {
   const bool own = x.file == kOwnFile;
@@ -253,7 +268,7 @@ StatusOr<std::shared_ptr<const BackupDataFile>> ResolvedBackup::OpenDataFile(
   std::lock_guard<std::mutex> lock(mu_);
   if (auto cached = open_[key].lock()) return cached;
   std::string name(own ? top_->manifest().entry(rep).data_file : FileName(x.file));
-  ASSIGN_OR_RETURN(auto file, storage_->OpenDataFile(levels_[x.level].folder, name, x.length));
+  ASSIGN_OR_RETURN(auto file, OpenNamed(levels_[x.level].folder, name, x.length));
   open_[key] = file;
   if (++inserts_ % 1024 == 0) {  // Forget the files no reader holds any more.
     std::erase_if(open_, [](const auto& kv) { return kv.second.expired(); });

@@ -123,6 +123,10 @@ class ResolvedBackup {
                                                            std::span<const FlatExtent> x) const;
   StatusOr<std::shared_ptr<const BackupDataFile>> OpenDataFile(size_t rep,
                                                                const FlatExtent& x) const;
+  // Data file `name` of `folder`, or the object a lightweight snapshot's name stands for.
+  StatusOr<std::shared_ptr<const BackupDataFile>> OpenNamed(
+      const std::shared_ptr<const BackupFolder>& folder, const std::string& name,
+      uint64_t length) const;
   Status AboutEntry(size_t entry, const Status& s) const;  // s, prefixed with backup and entry.
 
   // The tables as a resolver builds them (see the views below).

@@ -17,7 +17,7 @@
 namespace stitchfs::engine {
 namespace {
 
-constexpr char kMagic[8] = {'S', 'T', 'C', 'H', 'M', 'F', '0', '2'};
+constexpr char kMagic[8] = {'S', 'T', 'C', 'H', 'M', 'F', '0', '3'};
 constexpr uint64_t kNone = UINT64_MAX;  // No data file name (same as the name).
 
 struct DiskRecord {
@@ -133,7 +133,7 @@ class In {
   uint64_t pos_ = sizeof(FileHeader);
 };
 
-// The header's strings, then the missing files, then four flag bytes.
+// The header's strings, then the missing files, then five flag bytes.
 std::string HeaderStrings(const Manifest& m) {
   const ManifestHeader& h = m.header();
   std::string s;
@@ -141,8 +141,8 @@ std::string HeaderStrings(const Manifest& m) {
     const auto n = static_cast<uint32_t>(v.size());
     s.append(reinterpret_cast<const char*>(&n), 4).append(v);
   };
-  for (const std::string* v :
-       {&h.timestamp, &h.uuid, &h.backup_id, &h.data_file_name_generator, &h.base_backup}) {
+  for (const std::string* v : {&h.timestamp, &h.uuid, &h.backup_id, &h.data_file_name_generator,
+                               &h.base_backup, &h.original_endpoint, &h.original_namespace}) {
     put(*v);
   }
   put(h.base_backup_uuid.value_or(""));
@@ -155,6 +155,7 @@ std::string HeaderStrings(const Manifest& m) {
   s.push_back(static_cast<char>(h.deduplicate_files ? 1 + *h.deduplicate_files : 0));
   s.push_back(static_cast<char>(h.algorithm));
   s.push_back(static_cast<char>(h.version));
+  s.push_back(h.copy_s3_credentials ? 1 : 0);
   return s;
 }
 
@@ -169,8 +170,9 @@ bool ParseHeaderStrings(std::string_view s, ManifestHeader* h, std::vector<Missi
     return true;
   };
   std::string base_uuid, count;
-  for (std::string* v : {&h->timestamp, &h->uuid, &h->backup_id, &h->data_file_name_generator,
-                         &h->base_backup, &base_uuid, &count}) {
+  for (std::string* v :
+       {&h->timestamp, &h->uuid, &h->backup_id, &h->data_file_name_generator, &h->base_backup,
+        &h->original_endpoint, &h->original_namespace, &base_uuid, &count}) {
     if (!get(v)) return false;
   }
   auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), h->incomplete);
@@ -182,13 +184,15 @@ bool ParseHeaderStrings(std::string_view s, ManifestHeader* h, std::vector<Missi
     if (!get(&f.name) || !get(&f.reason)) return false;
   }
   const auto flag = [&s](size_t i) { return static_cast<unsigned char>(s[i]); };
-  if (s.size() != 4 || flag(0) > 1 || flag(1) > 2 || flag(2) > 1 || flag(3) < 1 || flag(3) > 2) {
+  if (s.size() != 5 || flag(0) > 1 || flag(1) > 2 || flag(2) > 1 || flag(3) < 1 || flag(3) > 2 ||
+      flag(4) > 1) {
     return false;
   }
   if (s[0]) h->base_backup_uuid = base_uuid;
   if (s[1]) h->deduplicate_files = s[1] == 2;
   h->algorithm = static_cast<ChecksumAlgorithm>(s[2]);
   h->version = s[3];
+  h->copy_s3_credentials = s[4] == 1;
   return true;
 }
 

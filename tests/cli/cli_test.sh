@@ -60,8 +60,8 @@ expect_exit 1 "IO_ERROR" -- "$STITCH" restore "$S/b2" /proc/version/x
 
 cp -r "$S" "$work/v"
 sed -i 's|<version>1</version>|<version>3</version>|' "$work/v/b0/.backup"
-expect_exit 11 "Version 3 is not supported" -- "$STITCH" info "$work/v/b0"
-expect_exit 11 "Version 3 is not supported" -- "$STITCH" info "$work/v/b2"
+expect_exit 11 "Version 3 (a packed backup" -- "$STITCH" info "$work/v/b0"
+expect_exit 11 "Version 3 (a packed backup" -- "$STITCH" info "$work/v/b2"
 
 cp -r "$S" "$work/d"
 sed -i 's|<size>6</size>|<size>5</size>|' "$work/d/b2/.backup"

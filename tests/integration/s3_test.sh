@@ -4,7 +4,7 @@
 # locators with and without credentials, refused credentials and missing buckets, mounts of
 # a backup and of a store compared byte for byte, the server killed during reads and during a
 # backup, prune and flatten of an S3 store, mount options in place of the environment.
-# Usage: s3_test.sh STITCH STITCHFS RADOSGW_SH MOUNT_HELPER
+# Usage: s3_test.sh STITCH STITCHFS RADOSGW_SH MOUNT_HELPER [MAKE_FIXTURE]
 # Exits 77 (skipped) where FUSE or radosgw cannot be used.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
@@ -12,6 +12,7 @@ STITCH=$1
 STITCHFS=$2
 RGW=$3
 HELPER=$4
+MAKE_FIXTURE=${5:-}
 export STITCH_NO_PROGRESS=1
 if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null || ! command -v radosgw >/dev/null; then
   echo "SKIP: no /dev/fuse, fusermount3 or radosgw"
@@ -181,6 +182,22 @@ expect_exit 10 "no .backup" -- "$STITCH" ls s3://stitch/store/nothing
 mkdir -p "$work/m4"
 expect_exit 10 "no such bucket" -- "$STITCHFS" s3://no-such-bucket/x "$work/m4"
 expect_exit 10 "no .backup" -- "$STITCH" ls "$URL/stitch/store/nothing"
+
+# --- A lightweight snapshot: its files are objects of the source's bucket, read from there ----
+if [ -n "$MAKE_FIXTURE" ]; then
+  "$MAKE_FIXTURE" lightweight "$work/lw" "$URL" stitch >/dev/null
+  (cd "$work/lw/objects" && find . -type f -printf '%P\n') | while read -r key; do
+    curl -sf --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+      -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -T "$work/lw/objects/$key" "$URL/stitch/$key" ||
+      bad "upload of $key"
+  done
+  check "lightweight snapshot: verify" "$STITCH" verify "$work/lw/lw"
+  mnt "$work/lw/lw" "$work/m-lw"
+  check "lightweight snapshot: mount" diff -r "$work/m-lw" "$work/lw/expected/lw"
+  fusermount3 -u "$work/m-lw"
+  s3api DELETE "stitch/lw-disk/def/count" >/dev/null
+  expect_exit 20 "lw-disk/def/count is missing" -- "$STITCH" cat "$work/lw/lw" data/db/t/all_1_1_0/count.txt
+fi
 
 # --- Damage: a data object of another length is BACKUP_DAMAGED, never other bytes -----------
 "$STITCH" backup "$work/day1" s3://stitch/dmg/b1 >/dev/null 2>&1

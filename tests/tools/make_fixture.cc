@@ -1,6 +1,8 @@
 // make_fixture: builds backups for tests, the demo and the benchmarks, before (and independent
 // of) the snapshot writer. Every backup is built entry by entry with explicit base coverage.
 //   make_fixture chain DIR            3-deep ClickHouse-format chain + expected trees
+//   make_fixture layouts DIR          the forms of current ClickHouse (fixture_layouts.h)
+//   make_fixture lightweight DIR ENDPOINT BUCKET   a lightweight snapshot on that bucket
 //   make_fixture grow DIR N BYTES     one file grown over N backups (xxh3), DIR/original
 //   make_fixture manifest DIR N       a backup of N empty-data ClickHouse-like entries
 //   make_fixture tree DIR FILES BYTES a full backup of a random tree, and the tree itself
@@ -16,6 +18,7 @@
 #include "engine/format/manifest_writer.h"
 #include "engine/storage/locator.h"
 #include "tests/testutil/fixture.h"
+#include "tests/tools/fixture_layouts.h"
 
 namespace fs = std::filesystem;
 using namespace stitchfs;
@@ -215,6 +218,9 @@ int Tree(const std::string& dir, uint64_t files, uint64_t bytes, bool with_backu
 int main(int argc, char** argv) {
   const std::string cmd = argc > 2 ? argv[1] : "";
   if (cmd == "chain" && argc == 3) return Chain(argv[2]);
+  if (cmd == "layouts" && argc == 3) return Check(tools::Layouts(argv[2]));
+  if (cmd == "lightweight" && argc == 5)
+    return Check(tools::Lightweight(argv[2], argv[3], argv[4]));
   if (cmd == "grow" && argc == 5)
     return Grow(argv[2], std::atoi(argv[3]), std::strtoull(argv[4], nullptr, 10));
   if (cmd == "manifest" && argc == 4)
@@ -227,7 +233,7 @@ int main(int argc, char** argv) {
     return Tree(argv[2], std::strtoull(argv[3], nullptr, 10), std::strtoull(argv[4], nullptr, 10));
   }
   std::fprintf(stderr,
-               "usage: make_fixture chain DIR | grow DIR N BYTES | manifest DIR N | tree|files DIR "
-               "FILES BYTES\n");
+               "usage: make_fixture chain DIR | layouts DIR | lightweight DIR ENDPOINT BUCKET | "
+               "grow DIR N BYTES | manifest DIR N | tree|files DIR FILES BYTES\n");
   return 2;
 }
