@@ -25,14 +25,55 @@ ArchiveStamp StampOf(const struct stat& st) {
           FileTime::From(st.st_ctim)};
 }
 
-ManifestIdentity IdentityOf(const ArchiveStamp& s) {
-  return {s.dev, s.ino, s.size, s.mtime, s.ctime};
-}
+class LocalFiles final : public ArchiveFiles {
+ public:
+  std::string Normal(const std::string& location) const override { return AbsolutePath(location); }
+
+  StatusOr<OpenedArchive> Open(const std::string& location) const override {
+    const std::string path = AbsolutePath(location);
+    // Never blocks: a FIFO given an archive's name opens at once and is refused below.
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (!fd) {
+      const int e = errno;
+      if (e == ENOENT || e == ENOTDIR || e == EACCES)
+        return Status::BackupNotFound("Backup " + path + " not found", e);
+      return Status::IOError("open archive " + path, e);
+    }
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return Status::IOError("fstat archive " + path, errno);
+    if (!S_ISREG(st.st_mode)) {
+      return Status::BackupNotFound("Backup " + path +
+                                    " not found (an archive name, but not a regular file)");
+    }
+    const ArchiveStamp stamp = StampOf(st);
+    return OpenedArchive{std::make_shared<const FdFile>(std::move(fd), stamp.size, path), stamp};
+  }
+
+  StatusOr<std::optional<ArchiveStamp>> Stat(const std::string& location) const override {
+    struct stat st;
+    const std::string path = AbsolutePath(location);
+    if (::stat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return std::optional<ArchiveStamp>();
+      return Status::IOError("stat " + path, errno);
+    }
+    if (!S_ISREG(st.st_mode)) return std::optional<ArchiveStamp>();
+    return std::optional(StampOf(st));
+  }
+
+  std::string LocatorFor(const std::string& location) const override {
+    return FileLocator(AbsolutePath(location));
+  }
+
+  bool LockBeside(const std::string& location) const override {
+    return ::access((AbsolutePath(location) + ".lock").c_str(), F_OK) == 0;
+  }
+};
 
 // One archive opened: the file, and its reader once indexed (on first use).
 class ArchiveFolder final : public BackupFolder {
  public:
-  ArchiveFolder(std::string path, const ArchiveStamp& stamp, std::shared_ptr<const FdFile> file)
+  ArchiveFolder(std::string path, const ArchiveStamp& stamp,
+                std::shared_ptr<const RandomAccessFile> file)
       : BackupFolder(std::move(path), {stamp.dev, stamp.ino}),
         stamp_(stamp),
         file_(std::move(file)) {}
@@ -58,7 +99,7 @@ class ArchiveFolder final : public BackupFolder {
 
  private:
   const ArchiveStamp stamp_;
-  const std::shared_ptr<const FdFile> file_;
+  const std::shared_ptr<const RandomAccessFile> file_;
   mutable std::once_flag once_;
   mutable StatusOr<std::shared_ptr<const ArchiveReader>> reader_ = Status::Internal("unset");
 };
@@ -84,26 +125,16 @@ void ArchiveStorage::SetIndexProgress(IndexProgress progress) {
   ProgressSink() = std::move(progress);
 }
 
+std::shared_ptr<const ArchiveFiles> LocalArchiveFiles() {
+  static const auto files = std::make_shared<const LocalFiles>();
+  return files;
+}
+
 StatusOr<std::shared_ptr<const BackupFolder>> ArchiveStorage::OpenFolder(
     const std::string& location) const {
-  const std::string path = AbsolutePath(location);
-  // Never blocks: a FIFO given an archive's name opens at once and is refused below.
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (!fd) {
-    const int e = errno;
-    if (e == ENOENT || e == ENOTDIR || e == EACCES)
-      return Status::BackupNotFound("Backup " + path + " not found", e);
-    return Status::IOError("open archive " + path, e);
-  }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return Status::IOError("fstat archive " + path, errno);
-  if (!S_ISREG(st.st_mode)) {
-    return Status::BackupNotFound("Backup " + path + " not found (an archive name, but not a " +
-                                  "regular file)");
-  }
-  const ArchiveStamp stamp = StampOf(st);
-  auto file = std::make_shared<const FdFile>(std::move(fd), stamp.size, path);
-  return std::shared_ptr<const BackupFolder>(std::make_shared<ArchiveFolder>(path, stamp, file));
+  ASSIGN_OR_RETURN(OpenedArchive a, files_->Open(location));
+  return std::shared_ptr<const BackupFolder>(
+      std::make_shared<ArchiveFolder>(files_->Normal(location), a.stamp, std::move(a.file)));
 }
 
 StatusOr<ManifestSource> ArchiveStorage::OpenManifest(const BackupFolder& folder) const {
@@ -112,24 +143,19 @@ StatusOr<ManifestSource> ArchiveStorage::OpenManifest(const BackupFolder& folder
   const ArchiveMember* m = reader->index().Find(".backup");
   if (m == nullptr) {
     std::string why = "the archive has no .backup member: not a backup";
-    if (::access((folder.path() + ".lock").c_str(), F_OK) == 0) {
+    if (files_->LockBeside(folder.path())) {
       why = "no .backup member; its .lock shows a backup being written, or one whose writer died";
     }
     return Status::BackupNotFound("Backup " + folder.path() + " not found (" + why + ")");
   }
-  return ManifestSource{reader->OpenMember(*m), IdentityOf(f->stamp())};
+  return ManifestSource{reader->OpenMember(*m), ArchiveIdentity(f->stamp())};
 }
 
 StatusOr<std::optional<ManifestIdentity>> ArchiveStorage::StatManifest(
     const std::string& location) const {
-  struct stat st;
-  const std::string path = AbsolutePath(location);
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::optional<ManifestIdentity>();
-    return Status::IOError("stat " + path, errno);
-  }
-  if (!S_ISREG(st.st_mode)) return std::optional<ManifestIdentity>();
-  return std::optional(IdentityOf(StampOf(st)));
+  ASSIGN_OR_RETURN(std::optional<ArchiveStamp> stamp, files_->Stat(location));
+  if (!stamp) return std::optional<ManifestIdentity>();
+  return std::optional(ArchiveIdentity(*stamp));
 }
 
 StatusOr<std::shared_ptr<const BackupDataFile>> ArchiveStorage::OpenDataFile(
@@ -156,12 +182,12 @@ Status ArchiveStorage::WriteIndex(const BackupFolder& folder, std::string_view) 
 }
 
 StatusOr<std::vector<StoreFolder>> ArchiveStorage::ScanStore(const std::string& location) const {
-  return Status::BackupNotFound("store " + AbsolutePath(location) +
+  return Status::BackupNotFound("store " + files_->Normal(location) +
                                 " is an archive, not a folder of backups");
 }
 
 std::string ArchiveStorage::LocatorFor(const std::string& location) const {
-  return FileLocator(AbsolutePath(location));
+  return files_->LocatorFor(location);
 }
 
 StatusOr<std::unique_ptr<BackupWriter>> ArchiveStorage::StartBackup(const std::string& location,

@@ -14,19 +14,47 @@
 
 namespace stitchfs::engine {
 
+// An archive file opened for reading, and the version of it that is.
+struct OpenedArchive {
+  std::shared_ptr<const RandomAccessFile> file;
+  ArchiveStamp stamp;
+};
+
+// Where archive files are read from: this machine's files (LocalArchiveFiles) or the objects of
+// a bucket (S3ArchiveFiles, s3_archive_files.h). Thread-safe.
+class ArchiveFiles {
+ public:
+  virtual ~ArchiveFiles() = default;
+  virtual std::string Normal(const std::string& location) const = 0;
+  // The archive at `location`: kBackupNotFound (naming it) if there is no file there, or
+  // something other than a regular file (never blocking on one); kIOError otherwise.
+  virtual StatusOr<OpenedArchive> Open(const std::string& location) const = 0;
+  // Its version now; nullopt if there is none.
+  virtual StatusOr<std::optional<ArchiveStamp>> Stat(const std::string& location) const = 0;
+  virtual std::string LocatorFor(const std::string& location) const = 0;
+  // Is a writer's `<archive>.lock` beside it (for the message of an archive without .backup)?
+  virtual bool LockBeside(const std::string& location) const = 0;
+};
+
+// Archives on this machine: opened without blocking, regular files only.
+std::shared_ptr<const ArchiveFiles> LocalArchiveFiles();
+
 // Thread-safe.
 class ArchiveStorage final : public Storage {
  public:
-  // Indexes and decoded streams go to `cache` (null: kept in memory and unnamed temporary files,
-  // built again by each process).
-  explicit ArchiveStorage(const ArchiveCache* cache) : cache_(cache) {}
+  // Archives from `files`; indexes and decoded streams go to `cache` (null: kept in memory and
+  // unnamed temporary files, built again by each process).
+  ArchiveStorage(const ArchiveCache* cache, std::shared_ptr<const ArchiveFiles> files)
+      : cache_(cache), files_(std::move(files)) {}
 
   // Where a front end shows the progress of indexing an archive (archive, bytes read, total);
   // set once at start, before any archive is opened.
   using IndexProgress = std::function<void(const std::string&, uint64_t, uint64_t)>;
   static void SetIndexProgress(IndexProgress progress);
 
-  std::string Normal(const std::string& location) const override { return AbsolutePath(location); }
+  std::string Normal(const std::string& location) const override {
+    return files_->Normal(location);
+  }
   StatusOr<std::shared_ptr<const BackupFolder>> OpenFolder(
       const std::string& location) const override;
   StatusOr<ManifestSource> OpenManifest(const BackupFolder& folder) const override;
@@ -38,6 +66,10 @@ class ArchiveStorage final : public Storage {
   // Archives keep no resolved index of their own (ManifestCache keeps theirs).
   StatusOr<SharedBytes> ReadIndex(const BackupFolder& folder) const override;
   Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const override;
+  // The identity of an archive's `.backup` is the archive's (ArchiveIdentity).
+  static ManifestIdentity ArchiveIdentity(const ArchiveStamp& stamp) {
+    return {stamp.dev, stamp.ino, stamp.size, stamp.mtime, stamp.ctime};
+  }
   // An archive is not a store: kBackupNotFound.
   StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const override;
   std::string LocatorFor(const std::string& location) const override;
@@ -48,6 +80,7 @@ class ArchiveStorage final : public Storage {
 
  private:
   const ArchiveCache* cache_;
+  const std::shared_ptr<const ArchiveFiles> files_;
 };
 
 }  // namespace stitchfs::engine

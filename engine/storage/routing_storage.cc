@@ -1,6 +1,7 @@
 #include "engine/storage/routing_storage.h"
 
 #include "engine/s3/s3_address.h"
+#include "engine/storage/s3_archive_files.h"
 
 namespace stitchfs::engine {
 
@@ -14,6 +15,8 @@ StatusOr<const S3Storage*> RoutingStorage::s3() const {
     auto config = LoadS3Config(settings_);
     if (config.ok()) {
       s3_ = std::make_unique<S3Storage>(std::move(*config));
+      s3_archives_ = std::make_unique<ArchiveStorage>(ArchiveCache::Default(),
+                                                      std::make_shared<S3ArchiveFiles>(s3_.get()));
     } else {
       s3_status_ = config.status();
     }
@@ -28,12 +31,8 @@ StatusOr<const Storage*> RoutingStorage::For(const std::string& location) const 
     if (archive) return static_cast<const Storage*>(archives_.get());
     return static_cast<const Storage*>(local_.get());
   }
-  if (archive) {
-    return Status::NotSupported("Backup " + location +
-                                " is an archive in object storage, which is not read yet; copy "
-                                "it to this machine");
-  }
   ASSIGN_OR_RETURN(const S3Storage* s3, this->s3());
+  if (archive) return static_cast<const Storage*>(s3_archives_.get());
   return static_cast<const Storage*>(s3);
 }
 

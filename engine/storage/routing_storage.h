@@ -24,7 +24,8 @@ class RoutingStorage final : public Storage {
                                                       S3Settings s3 = {});
   RoutingStorage(std::shared_ptr<const LocalStorage> local, S3Settings s3)
       : local_(std::move(local)),
-        archives_(std::make_shared<const ArchiveStorage>(ArchiveCache::Default())),
+        archives_(
+            std::make_shared<const ArchiveStorage>(ArchiveCache::Default(), LocalArchiveFiles())),
         settings_(std::move(s3)) {}
 
   std::string Normal(const std::string& location) const override;
@@ -58,6 +59,7 @@ class RoutingStorage final : public Storage {
   const S3Settings settings_;
   mutable std::once_flag s3_once_;
   mutable std::unique_ptr<S3Storage> s3_;
+  mutable std::unique_ptr<ArchiveStorage> s3_archives_;  // Archives that are objects of s3_.
   mutable Status s3_status_;
 };
 

@@ -2,13 +2,16 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <future>
 
+#include "engine/archive/archive_kind.h"
 #include "engine/base/path_check.h"
 #include "engine/s3/s3_keyring.h"
 #include "engine/storage/locator.h"
+#include "engine/storage/s3_archive_files.h"
 #include "engine/storage/s3_files.h"
 
 namespace stitchfs::engine {
@@ -171,6 +174,28 @@ Status S3Storage::WriteIndex(const BackupFolder& folder, std::string_view bytes)
   return f->bucket().Put(f->address().ObjectKey(".stitchfs/index"), bytes);  // PUT is atomic.
 }
 
+namespace {
+
+// The archive backups among the objects directly under `prefix` of the store at `store`.
+std::vector<StoreFolder> ArchivesIn(const S3Address& store, const std::string& prefix,
+                                    const std::vector<S3Object>& objects) {
+  std::vector<StoreFolder> out;
+  for (const S3Object& obj : objects) {
+    const std::string name = obj.key.substr(prefix.size());
+    if (name.empty() || name[0] == '.' || name.find('/') != std::string::npos ||
+        !ArchiveKindOf(name).is_archive() || !CheckRelativePath(name).ok()) {
+      continue;
+    }
+    const S3Address child = store.Child(name);
+    const ArchiveStamp stamp = S3ArchiveStamp(child, obj.etag, obj.size);
+    out.push_back(
+        {name, child.Location(), {stamp.dev, stamp.ino}, ArchiveStorage::ArchiveIdentity(stamp)});
+  }
+  return out;
+}
+
+}  // namespace
+
 StatusOr<std::vector<StoreFolder>> S3Storage::ScanStore(const std::string& location) const {
   auto a = ParseS3Address(location);
   if (!a.ok())
@@ -196,7 +221,7 @@ StatusOr<std::vector<StoreFolder>> S3Storage::ScanStore(const std::string& locat
       }));
     }
   }
-  std::vector<StoreFolder> out;
+  std::vector<StoreFolder> out = ArchivesIn(*a, prefix, list.objects);
   for (size_t i = 0; i < children.size(); ++i) {
     if (!heads[i].ok()) return heads[i].status();
     if (!*heads[i]) continue;
@@ -207,6 +232,8 @@ StatusOr<std::vector<StoreFolder>> S3Storage::ScanStore(const std::string& locat
   if (out.empty() && list.objects.empty() && list.prefixes.empty()) {
     return Status::BackupNotFound("store " + Shown(*a) + " not found (nothing under it)");
   }
+  std::sort(out.begin(), out.end(),
+            [](const StoreFolder& x, const StoreFolder& y) { return x.name < y.name; });
   return out;
 }
 

@@ -199,6 +199,26 @@ if [ -n "$MAKE_FIXTURE" ]; then
   expect_exit 20 "lw-disk/def/count is missing" -- "$STITCH" cat "$work/lw/lw" data/db/t/all_1_1_0/count.txt
 fi
 
+# --- Archive backups that are objects (ClickHouse's BACKUP ... TO S3('.../b.tar.zst')) --------
+"$STITCH" backup "$work/day1" "$work/arch-b1" >/dev/null 2>&1
+tar --zstd -cf "$work/b1.tar.zst" -C "$work/arch-b1" .
+(cd "$work/arch-b1" && zip -qr "$work/b1.zip" .)
+for a in b1.tar.zst b1.zip; do
+  curl -sf --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -T "$work/$a" "$URL/stitch/arch/$a" ||
+    bad "upload of $a"
+  check "S3 $a: verify" "$STITCH" verify "s3://stitch/arch/$a"
+  mnt "s3://stitch/arch/$a" "$work/m-arch"
+  check "S3 $a: mount" diff -r "$work/m-arch" "$work/day1"
+  fusermount3 -u "$work/m-arch"
+done
+mnt s3://stitch/arch "$work/m-arch-store"
+check "S3 store lists archives" diff -r "$work/m-arch-store/b1.tar.zst" "$work/day1"
+fusermount3 -u "$work/m-arch-store"
+check "S3 archive as a base" "$STITCH" backup "$work/day1" "$work/arch-b2" --base s3://stitch/arch/b1.zip
+check "S3 archive base: nothing stored again" bash -c "'$STITCH' info '$work/arch-b2' | grep -q 'size_of_entries: *0 '"
+expect_exit 14 "read-only" -- "$STITCH" backup "$work/day1" s3://stitch/arch/b2.tar
+
 # --- Damage: a data object of another length is BACKUP_DAMAGED, never other bytes -----------
 "$STITCH" backup "$work/day1" s3://stitch/dmg/b1 >/dev/null 2>&1
 printf 'short' >"$work/short"
