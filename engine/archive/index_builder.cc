@@ -5,7 +5,7 @@
 #include "engine/archive/inflate_points.h"
 #include "engine/archive/stream_decoder.h"
 #include "engine/archive/tar_scanner.h"
-#include "engine/archive/zip_directory.h"
+#include "engine/archive/zip_index.h"
 
 namespace stitchfs::engine {
 
@@ -20,44 +20,6 @@ DecodePass PassOver(const RandomAccessFile& file, const std::string& display,
   pass.display = display;
   if (progress) pass.progress = [&file, &progress](uint64_t at) { progress(at, file.size()); };
   return pass;
-}
-
-Status IndexZipMember(const ZipEntry& e, DecodePass& pass, ArchiveIndex* x) {
-  const std::string member = pass.display + " member " + e.name;
-  if (e.flags & 1) return Status::NotSupported("archive " + member + " is encrypted");
-  ArchiveStream s;
-  if (e.method == 0) {
-    s.method = StreamMethod::kStored;
-    s.in_offset = e.data_offset;
-    s.in_length = s.out_size = e.size;
-  } else if (e.method == 8) {
-    uint32_t crc = 0;
-    DecodePass one = pass;
-    one.display = member;
-    one.sink = [](std::span<const char>) { return Status::OK(); };
-    ASSIGN_OR_RETURN(s, IndexDeflate(one, e.data_offset, e.packed_size, false, x, &crc));
-    if (s.out_size != e.size || crc != e.crc32) {
-      return Status::BackupDamaged("archive " + member + " is damaged: it decodes to " +
-                                   std::to_string(s.out_size) +
-                                   " bytes with another CRC-32 than "
-                                   "its directory gives (" +
-                                   std::to_string(e.size) + " bytes)");
-    }
-  } else {
-    return Status::NotSupported("archive " + member + " is compressed with zip method " +
-                                std::to_string(e.method) + "; stored and deflate members are read");
-  }
-  x->members.push_back({e.name, static_cast<uint32_t>(x->streams.size()), 0, e.size});
-  x->streams.push_back(s);
-  return Status::OK();
-}
-
-StatusOr<BuiltIndex> IndexZip(const RandomAccessFile& file, DecodePass pass) {
-  ASSIGN_OR_RETURN(std::vector<ZipEntry> entries, ReadZipDirectory(file, pass.display));
-  BuiltIndex out;
-  out.index.kind = {ArchiveContainer::kZip, StreamCodec::kNone};
-  for (const ZipEntry& e : entries) RETURN_IF_ERROR(IndexZipMember(e, pass, &out.index));
-  return out;
 }
 
 // A plain tar: headers read in place, member data skipped.
@@ -129,7 +91,7 @@ StatusOr<BuiltIndex> BuildArchiveIndex(const RandomAccessFile& file, ArchiveKind
                                        const std::function<void(uint64_t, uint64_t)>& progress) {
   DecodePass pass = PassOver(file, display, progress);
   StatusOr<BuiltIndex> built = kind.container == ArchiveContainer::kZip
-                                   ? IndexZip(file, pass)
+                                   ? IndexZip(file, pass, stamp, cache)
                                    : IndexTar(file, kind, stamp, pass, cache);
   if (!built.ok()) return built.status();
   built->index.SortMembers();

@@ -1,14 +1,20 @@
 // The archive layer on archives built here byte by byte: deflate and gzip restart points,
 // tar headers (ustar, pax, GNU), zip directories (ZIP64 too), the index's encoding.
+#include <bzlib.h>
 #include <gtest/gtest.h>
+#include <lzma.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include <cstring>
 #include <random>
+#include <tuple>
+#include <vector>
 
 #include "engine/archive/archive_index.h"
 #include "engine/archive/archive_kind.h"
 #include "engine/archive/archive_reader.h"
+#include "engine/archive/index_builder.h"
 #include "engine/archive/inflate_points.h"
 #include "engine/archive/tar_scanner.h"
 #include "engine/archive/zip_directory.h"
@@ -257,6 +263,80 @@ TEST(ZipDirectoryTest, Zip64StoredMember) {
     MemFile short_file(zip.substr(0, cut));
     EXPECT_EQ(ReadZipDirectory(short_file, "mem").status().code(), ErrorCode::kBackupDamaged);
   }
+}
+
+// A zip of `members` (name, zip method, bytes as stored, original bytes): local headers,
+// central directory, end record.
+std::string MakeZip(
+    const std::vector<std::tuple<std::string, int, std::string, std::string>>& members) {
+  std::string zip, dir;
+  for (const auto& [name, method, stored, original] : members) {
+    const uint32_t crc = crc32(0, reinterpret_cast<const Bytef*>(original.data()), original.size());
+    const uint64_t at = zip.size();
+    Put(zip, 0x04034b50, 4), Put(zip, 20, 2), Put(zip, 0, 2), Put(zip, method, 2), Put(zip, 0, 4);
+    Put(zip, crc, 4), Put(zip, stored.size(), 4), Put(zip, original.size(), 4);
+    Put(zip, name.size(), 2), Put(zip, 0, 2);
+    zip += name + stored;
+    Put(dir, 0x02014b50, 4), Put(dir, 20, 2), Put(dir, 20, 2), Put(dir, 0, 2);
+    Put(dir, method, 2), Put(dir, 0, 4), Put(dir, crc, 4), Put(dir, stored.size(), 4);
+    Put(dir, original.size(), 4), Put(dir, name.size(), 2), Put(dir, 0, 2), Put(dir, 0, 2);
+    Put(dir, 0, 2), Put(dir, 0, 2), Put(dir, 0, 4), Put(dir, at, 4);
+    dir += name;
+  }
+  const uint64_t dir_at = zip.size();
+  zip += dir;
+  Put(zip, 0x06054b50, 4), Put(zip, 0, 2), Put(zip, 0, 2), Put(zip, members.size(), 2);
+  Put(zip, members.size(), 2), Put(zip, dir.size(), 4), Put(zip, dir_at, 4), Put(zip, 0, 2);
+  return zip;
+}
+
+// Members compressed with zstd, xz and bzip2 (zip methods 93, 95, 12) beside a stored one and a
+// deflate one: each decoded once into one cached stream, read back exactly.
+TEST(ZipIndexTest, ZstdXzBzip2MembersAreDecodedIntoTheCache) {
+  const std::string a = Mixed(300000, 21), b = Mixed(200000, 22), c = Mixed(100000, 23);
+  std::string zst(ZSTD_compressBound(a.size()), '\0');
+  zst.resize(ZSTD_compress(zst.data(), zst.size(), a.data(), a.size(), 3));
+  std::string xz(lzma_stream_buffer_bound(b.size()), '\0');
+  size_t xz_len = 0;
+  ASSERT_EQ(lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, nullptr,
+                                    reinterpret_cast<const uint8_t*>(b.data()), b.size(),
+                                    reinterpret_cast<uint8_t*>(xz.data()), &xz_len, xz.size()),
+            LZMA_OK);
+  xz.resize(xz_len);
+  std::string bz(c.size() + c.size() / 100 + 600, '\0');
+  unsigned bz_len = static_cast<unsigned>(bz.size());
+  ASSERT_EQ(BZ2_bzBuffToBuffCompress(bz.data(), &bz_len, const_cast<char*>(c.data()),
+                                     static_cast<unsigned>(c.size()), 9, 0, 0),
+            BZ_OK);
+  bz.resize(bz_len);
+  const std::string d = Mixed(50000, 24);
+  MemFile file(MakeZip({{".backup", 0, "<cfg/>", "<cfg/>"},
+                        {"a", 93, zst, a},
+                        {"b", 95, xz, b},
+                        {"c", 12, bz, c},
+                        {"d", 8, Deflate(d, -15), d}}));
+  auto built = BuildArchiveIndex(file, ArchiveKindOf("x.zip"), ArchiveStamp{}, "mem", nullptr, {});
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  auto reader = std::make_shared<const ArchiveReader>(
+      std::shared_ptr<const RandomAccessFile>(&file, [](const RandomAccessFile*) {}),
+      std::move(built->index), std::move(built->stream), "mem", nullptr, ArchiveStamp{});
+  for (const auto& [name, want] : {std::pair{"a", a}, {"b", b}, {"c", c}, {"d", d}}) {
+    const ArchiveMember* m = reader->index().Find(name);
+    ASSERT_NE(m, nullptr) << name;
+    auto f = reader->OpenMember(*m);
+    std::string got(want.size(), '\0');
+    auto n = f->ReadAt(0, got);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(got, want) << name;
+  }
+  // A member whose bytes do not decode to its CRC-32 is damaged, naming it.
+  std::string bad = zst;
+  bad[bad.size() / 2] ^= 0x10;
+  MemFile damaged(MakeZip({{"a", 93, bad, a}}));
+  auto refused =
+      BuildArchiveIndex(damaged, ArchiveKindOf("x.zip"), ArchiveStamp{}, "mem", nullptr, {});
+  EXPECT_EQ(refused.status().code(), ErrorCode::kBackupDamaged);
+  EXPECT_NE(refused.status().message().find("member a"), std::string::npos);
 }
 
 TEST(ArchiveIndexTest, EncodeDecodeAndRefuseDamageOrOtherArchive) {

@@ -161,6 +161,11 @@ for f in zip tar.gz tar.zst tar; do
   umnt "$work/m-big"
 done
 
+check "indexing shows progress on a terminal" bash -c "STITCH_CACHE_DIR='$work/cache3' script -qec \"env -u STITCH_NO_PROGRESS '$STITCH' verify '$work/big/b.tar.gz'\" /dev/null | grep -q 'index b.tar.gz'"
+check "and nothing when not on one" bash -c "! STITCH_CACHE_DIR='$work/cache4' env -u STITCH_NO_PROGRESS '$STITCH' verify '$work/big/b.tar.gz' 2>&1 | grep -q 'index b.tar.gz'"
+(cd "$work/big/b" && zip -q -r -Z bzip2 "$work/big/bz.zip" .)
+check "zip with bzip2 members" bash -c "'$STITCH' cat '$work/big/bz.zip' numbers.txt | cmp -s - '$work/big/src/numbers.txt'"
+
 # --- Damaged archives: clear errors and exit codes, never other bytes.
 d=$work/dmg
 mkdir -p "$d"
