@@ -14,3 +14,4 @@ bash open_depth.sh
 bash s3_read.sh
 bash s3_tree.sh
 bash s3_backup.sh
+bash archive_read.sh

@@ -190,6 +190,13 @@ mnt "$d/missing.zip" "$work/m-missing"
 check "missing member: EIO" bash -c "! cat '$work/m-missing/data/db/t/all_1_1_0/columns.txt' 2>/dev/null"
 check "missing member: others read" diff -r "$work/m-missing/metadata" "$exp/b0/metadata"
 umnt "$work/m-missing"
+for how in longer shorter; do
+  rm -rf "$d/$how" && cp -a "$work/fx/b0" "$d/$how"
+  f="$d/$how/data/db/t/all_1_1_0/x.bin"
+  if [ $how = longer ]; then printf 'x' >>"$f"; else truncate -s -1 "$f"; fi
+  pack tar.gz "$d/$how" "$d/$how.tar.gz"
+  damaged "$d/$how.tar.gz" "the manifest declares 70000"
+done
 (cd "$work/big/src" && zip -q "$d/notbackup.zip" numbers.txt)
 expect_exit 10 "not a backup" -- "$STITCH" verify "$d/notbackup.zip"
 head -c 5000 /dev/urandom >"$d/garbage.zip"
