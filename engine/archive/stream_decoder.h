@@ -1,7 +1,8 @@
-// Whole-stream decoders for the tar compressions that cannot be entered in the middle: bzip2,
-// xz, lzma and zstd (as ClickHouse writes them through libarchive: one bzip2 stream, one xz
-// block, one zstd frame). Their state at a point is internal to the library and cannot be saved,
-// so a tar compressed with them is decoded once, in full, into the per-user cache.
+// Whole-stream decoders for the tar compressions that cannot be entered in the middle with
+// their libraries: xz, lzma and zstd (as ClickHouse writes them through libarchive: one xz
+// block, one zstd frame; the decoder's state is internal to the library and cannot be saved)
+// and bzip2 (independent blocks, but at bit offsets libbz2 cannot start at). A tar compressed
+// with them is decoded once, in full, into the per-user cache.
 #pragma once
 
 #include "engine/archive/archive_kind.h"
