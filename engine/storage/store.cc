@@ -140,6 +140,10 @@ StatusOr<std::vector<StoreEntry>> ListStore(const Storage& storage, const std::s
     s.path = f.path;
     s.folder = f.folder;
     auto b = Backup::Open(storage, s.path, cache);
+    if (!b.ok() && b.status().code() == ErrorCode::kBackupNotFound &&
+        ArchiveKindOf(s.path).is_archive()) {
+      continue;  // An archive that holds no `.backup` (or is gone): not a backup, as a folder.
+    }
     if (b.ok() && (*b)->folder()->identity() == f.folder) {
       s.backup = *b;
       FillFigures(s);

@@ -31,7 +31,8 @@ struct StoreEntry {
 };
 
 // Lists the backups of the store at `store` in `storage` (Storage::ScanStore), opened through
-// it (and `cache`, if any), oldest first (by timestamp, then name).
+// it (and `cache`, if any), oldest first (by timestamp, then name). An archive that turns out
+// to hold no `.backup` is left out, as a folder without one is.
 StatusOr<std::vector<StoreEntry>> ListStore(const Storage& storage, const std::string& store,
                                             const ManifestCache* cache = nullptr);
 

@@ -128,6 +128,9 @@ check "store tar.gz diff" diff -r "$work/m-store/b0-tar.gz.tar.gz" "$exp/b0"
 check "store folder diff" diff -r "$work/m-store/f0" "$exp/b0"
 umnt "$work/m-store"
 check "stitch log lists archives" bash -c "'$STITCH' log '$work/store' | grep -q b0-zip.zip"
+(cd "$work/fx/expected" && zip -qr "$work/store/other.zip" b0)
+check "an archive that is not a backup is left out of log" bash -c "'$STITCH' log '$work/store' >'$work/log.txt' && ! grep -q other.zip '$work/log.txt'"
+check "and does not stop prune" "$STITCH" prune "$work/store" --keep-last 5 --dry-run
 
 # --- Prune: an archive is never rewritten; its bases stay while it is kept; a removed one goes.
 p=$work/prune
