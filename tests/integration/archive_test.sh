@@ -117,6 +117,17 @@ check "tgz on a folder: mount" diff -r "$work/m-d1" "$exp/b1"
 umnt "$work/m-d1"
 expect_exit 21 "c9.zip" -- "$STITCH" verify "$work/c2" --base "$work/c9.zip"
 
+# --- The other commands that read: ls, cat, diff, flatten, info --json, on archives.
+check "ls -R of an archive" bash -c "'$STITCH' ls -R '$work/b0-zip.zip' | grep -q 'columns.txt'"
+check "cat of an archive member" bash -c "'$STITCH' cat '$work/b0-tar.xz.tar.xz' data/db/log/data.bin | cmp -s - '$exp/b0/data/db/log/data.bin'"
+check "diff of a zip and a folder" bash -c "'$STITCH' diff '$work/b0-zip.zip' '$work/c2' --json | grep -q 'store/copy.txt'"
+check "diff of two archives of one backup: nothing" bash -c "[ -z \"\$('$STITCH' diff '$work/b0-zip.zip' '$work/b0-tar.bz2.tar.bz2')\" ]"
+check "flatten an archive chain into a folder" "$STITCH" flatten "$work/c1.tar.zst" "$work/flat-c1"
+rm -rf "$work/out"
+"$STITCH" restore "$work/flat-c1" "$work/out" >/dev/null
+check "the flattened backup, restored" diff -r "$work/out" "$exp/b1"
+check "info --json names the form" bash -c "'$STITCH' info --json '$work/c1.tar.zst' | grep -q '\"form\":\"tar.zst\"'"
+
 # --- A store holding archives and folders: archives appear as backups.
 mkdir -p "$work/store"
 cp -a "$work/fx/b0" "$work/store/f0"
