@@ -19,10 +19,7 @@ StatusOr<size_t> ConcatFile::ReadAt(uint64_t offset, std::span<char> dst) const 
   const uint64_t total = size();
   if (offset >= total || dst.empty()) return size_t{0};
   const size_t want = static_cast<size_t>(std::min<uint64_t>(dst.size(), total - offset));
-  // The last segment whose start is <= offset.
-  size_t i = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end() - 1, offset) -
-                                 starts_.begin()) -
-             1;
+  size_t i = SegmentOf(offset);
   size_t done = 0;
   while (done < want) {
     const Segment& seg = segments_[i];
@@ -33,7 +30,26 @@ StatusOr<size_t> ConcatFile::ReadAt(uint64_t offset, std::span<char> dst) const 
     done += n;
     ++i;
   }
+  // A streaming read (not a small random one) near the end of segment i - 1: the next one is
+  // read soon.
+  if (want >= kStreamingRead && i < segments_.size() &&
+      starts_[i] - (offset + want) <= kPrefetchLead && hinted_.exchange(i) != i) {
+    segments_[i].file->Prefetch(segments_[i].file_offset);
+  }
   return want;
+}
+
+size_t ConcatFile::SegmentOf(uint64_t offset) const {
+  // The last segment whose start is <= offset.
+  return static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end() - 1, offset) -
+                             starts_.begin()) -
+         1;
+}
+
+void ConcatFile::Prefetch(uint64_t offset) const {
+  if (offset >= size()) return;
+  const size_t i = SegmentOf(offset);
+  segments_[i].file->Prefetch(segments_[i].file_offset + (offset - starts_[i]));
 }
 
 std::shared_ptr<const RandomAccessFile> Concatenate(std::vector<Segment> segments) {

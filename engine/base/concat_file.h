@@ -2,6 +2,7 @@
 // prefix, then each suffix), read positionally.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -23,13 +24,21 @@ class ConcatFile final : public RandomAccessFile {
 
   // Reads across segment boundaries. A segment file that ends before its declared length (for
   // example truncated after open) is kBackupDamaged, never a short read or zeros.
+  // A read of kStreamingRead or more that ends within kPrefetchLead of its segment's end tells
+  // the next segment's file to Prefetch its start, so that a stream crosses from one data file into
+  // the next without waiting (and an object store's read-ahead starts there at full width).
   StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override;
   uint64_t size() const override { return starts_.empty() ? 0 : starts_.back(); }
+  void Prefetch(uint64_t offset) const override;
+  static constexpr uint64_t kPrefetchLead = 8 << 20;
+  static constexpr uint64_t kStreamingRead = 64 << 10;
   const std::vector<Segment>& segments() const { return segments_; }
 
  private:
   std::vector<Segment> segments_;
   std::vector<uint64_t> starts_;  // starts_[i] = logical offset of segment i; last = size.
+  size_t SegmentOf(uint64_t offset) const;        // REQUIRES: offset < size().
+  mutable std::atomic<size_t> hinted_{SIZE_MAX};  // The segment last told to Prefetch.
 };
 
 // One reader over `segments`: the segment's own file when it is a single whole file, else a

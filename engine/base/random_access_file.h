@@ -24,6 +24,11 @@ class RandomAccessFile {
 
   // The logical length of the file.
   virtual uint64_t size() const = 0;
+
+  // A hint that a sequential reader will soon read on from `offset` (a stitched file's reader
+  // nearing the end of one segment, about to enter the next). A file fetched from afar may start
+  // fetching there; the default does nothing.
+  virtual void Prefetch(uint64_t /*offset*/) const {}
 };
 
 }  // namespace stitchfs::engine

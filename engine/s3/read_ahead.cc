@@ -51,6 +51,11 @@ std::optional<std::pair<uint64_t, ReadAhead::Chunk>> ReadAhead::ChunkFor(uint64_
   bool resumes = pos == 0 || pos == random_end_;
   for (const Stream& s : streams_) resumes = resumes || s.next_fetch == pos;
   if (!resumes) return std::nullopt;
+  Stream& s = NewStream(pos, o_.first_window);
+  return std::make_pair(s.id, s.chunks.front());
+}
+
+ReadAhead::Stream& ReadAhead::NewStream(uint64_t pos, uint64_t window) const {
   if (streams_.size() >= o_.max_streams) {
     auto oldest =
         std::min_element(streams_.begin(), streams_.end(),
@@ -58,10 +63,22 @@ std::optional<std::pair<uint64_t, ReadAhead::Chunk>> ReadAhead::ChunkFor(uint64_
     for (Chunk& c : oldest->chunks) c.data.wait();  // (Its fetches hold no lock of ours.)
     streams_.erase(oldest);
   }
-  streams_.push_back(Stream{next_id_++, pos, pos, o_.first_window, ++clock_, {}});
+  streams_.push_back(Stream{next_id_++, pos, pos, window, ++clock_, {}});
   Stream& s = streams_.back();
   TopUp(s);
-  return std::make_pair(s.id, s.chunks.front());
+  return s;
+}
+
+void ReadAhead::Prefetch(uint64_t offset) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (offset >= size_) return;
+  for (const Stream& s : streams_) {
+    if (s.next_fetch == offset) return;
+    for (const Chunk& c : s.chunks) {
+      if (offset >= c.offset && offset < c.offset + c.length) return;
+    }
+  }
+  NewStream(offset, o_.max_chunk);
 }
 
 void ReadAhead::Consumed(uint64_t stream, const Chunk& c, uint64_t end) const {

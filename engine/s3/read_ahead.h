@@ -39,6 +39,9 @@ class ReadAhead {
   // RandomAccessFile's contract: exactly min(dst.size(), size - offset) bytes, or an error
   // (a failed range fails only the reads that need it; a later read fetches it again).
   StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const;
+  // A sequential reader will soon come to `offset` (RandomAccessFile::Prefetch): a stream starts
+  // there now, at full width (one max_chunk range), unless one already covers it.
+  void Prefetch(uint64_t offset) const;
 
  private:
   struct Bytes;
@@ -55,6 +58,9 @@ class ReadAhead {
   // there. nullopt: no stream wants `pos` (a random read). Requires mu_.
   std::optional<std::pair<uint64_t, Chunk>> ChunkFor(uint64_t pos) const;
   void TopUp(Stream& s) const;
+  // A new stream at `pos` with `window`, the least recently used one dropped beyond
+  // max_streams. Requires mu_.
+  Stream& NewStream(uint64_t pos, uint64_t window) const;
   void Consumed(uint64_t stream, const Chunk& c, uint64_t end) const;
   void DropStream(uint64_t stream) const;
 

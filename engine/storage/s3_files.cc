@@ -148,6 +148,7 @@ class S3DataFile final : public BackupDataFile {
     return ahead_.ReadAt(offset, dst);
   }
   uint64_t size() const override { return state_->declared; }
+  void Prefetch(uint64_t offset) const override { ahead_.Prefetch(offset); }
   const std::string& display_name() const override { return state_->display; }
   const ObjectState& state() const { return *state_; }
 

@@ -6,6 +6,9 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include "engine/base/concat_file.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -95,6 +98,59 @@ TEST(ReadAheadTest, ConcurrentReadersGetTheirBytes) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
+
+namespace stitchfs::engine {
+namespace {
+
+// A stitched file's reader about to enter the next segment hints it (ConcatFile), and the
+// object's read-ahead starts there with one full-width range, which the reads then use.
+TEST(ReadAheadTest, PrefetchStartsAFullWidthStreamTheReaderThenUses) {
+  FakeObject obj{40 << 20};
+  ReadAhead r(obj.size, obj.Fetch());
+  r.Prefetch(0);
+  r.Prefetch(0);  // Once is enough.
+  std::string buf(128 << 10, '\0');
+  for (uint64_t off = 0; off < (16 << 20); off += buf.size()) {
+    ASSERT_TRUE(r.ReadAt(off, {buf.data(), buf.size()}).ok());
+    ASSERT_TRUE(FakeObject::Right(off, buf)) << off;
+  }
+  // The first 16 MiB came in one range; what followed was read ahead in 16 MiB ranges.
+  EXPECT_LE(obj.fetches.load(), 3);
+}
+
+class HintedFile final : public RandomAccessFile {
+ public:
+  explicit HintedFile(uint64_t size) : size_(size) {}
+  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(dst.size(), size_ - offset));
+    std::memset(dst.data(), 'x', n);
+    return n;
+  }
+  uint64_t size() const override { return size_; }
+  void Prefetch(uint64_t offset) const override { hints.push_back(offset); }
+  mutable std::vector<uint64_t> hints;
+
+ private:
+  uint64_t size_;
+};
+
+TEST(ConcatPrefetchTest, StreamingReadsNearASegmentEndHintTheNext) {
+  auto a = std::make_shared<HintedFile>(32 << 20), b = std::make_shared<HintedFile>(32 << 20);
+  ConcatFile f({{a, 0, 20 << 20}, {b, 5 << 20, 20 << 20}});
+  std::string buf(128 << 10, '\0');
+  ASSERT_TRUE(f.ReadAt(0, buf).ok());  // Far from the end: no hint.
+  EXPECT_TRUE(b->hints.empty());
+  std::string small(4096, '\0');
+  ASSERT_TRUE(f.ReadAt((20 << 20) - 8192, small).ok());  // Small and random: no hint.
+  EXPECT_TRUE(b->hints.empty());
+  ASSERT_TRUE(f.ReadAt((15 << 20), buf).ok());
+  ASSERT_TRUE(f.ReadAt((15 << 20) + buf.size(), buf).ok());
+  ASSERT_EQ(b->hints.size(), 1u);  // Once, at where segment 2 starts in its file.
+  EXPECT_EQ(b->hints[0], uint64_t{5} << 20);
 }
 
 }  // namespace
