@@ -227,6 +227,12 @@ void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void OnRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
   Guard(req, [&] {
     const auto* f = reinterpret_cast<const OpenFile*>(fi->fh);
+    // Bytes the reader holds in memory (an object store's read-ahead) go out as they are.
+    auto loan = f->reader->Lend(static_cast<uint64_t>(off), size);
+    if (!loan.ok()) return ReplyError(req, loan.status());
+    if (!loan->bytes.empty()) {
+      return (void)fuse_reply_buf(req, loan->bytes.data(), loan->bytes.size());
+    }
     // One buffer per worker thread, grown but never zero-filled (the read overwrites it).
     thread_local std::unique_ptr<char[]> buf;
     thread_local size_t capacity = 0;

@@ -242,12 +242,17 @@ engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> StoreView::Ope
     uint64_t ino) const {
   ASSIGN_OR_RETURN(std::shared_ptr<const BackupView> view, backups_.View(SlotOf(ino)));
   auto file = view->Open(LocalOf(ino));
-  if (file.ok()) return file;
   // The backup or one of its bases may have been rewritten in place (prune's flattening) since
-  // the last scan: look now, and if that opened it anew, try once more.
-  backups_.Rescan(/*force=*/true);
-  auto again = backups_.View(SlotOf(ino));
-  return again.ok() && *again != view ? (*again)->Open(LocalOf(ino)) : file;
+  // the last scan: look now, and while that opens it anew, try again (a prune flattens one
+  // level of a chain after another, so the chain opened anew may itself go stale meanwhile).
+  for (int attempt = 0; !file.ok() && attempt < kReopenAttempts; ++attempt) {
+    backups_.Rescan(/*force=*/true);
+    auto again = backups_.View(SlotOf(ino));
+    if (!again.ok() || *again == view) break;
+    view = *again;
+    file = view->Open(LocalOf(ino));
+  }
+  return file;
 }
 
 engine::StatusOr<std::string> StoreView::Readlink(uint64_t ino) const {

@@ -33,6 +33,9 @@ class StoreView final : public Namespace {
   double Timeout(uint64_t ino) const override;
   engine::StatusOr<std::vector<DirEntry>> ReadDir(uint64_t ino, size_t offset,
                                                   size_t max) const override;
+  // A file of a backup whose chain was rewritten in place meanwhile is opened again through the
+  // chain as it is now, up to kReopenAttempts times.
+  static constexpr int kReopenAttempts = 8;
   engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> Open(
       uint64_t ino) const override;
   engine::StatusOr<std::string> Readlink(uint64_t ino) const override;

@@ -30,13 +30,29 @@ StatusOr<size_t> ConcatFile::ReadAt(uint64_t offset, std::span<char> dst) const 
     done += n;
     ++i;
   }
-  // A streaming read (not a small random one) near the end of segment i - 1: the next one is
-  // read soon.
-  if (want >= kStreamingRead && i < segments_.size() &&
-      starts_[i] - (offset + want) <= kPrefetchLead && hinted_.exchange(i) != i) {
-    segments_[i].file->Prefetch(segments_[i].file_offset);
-  }
+  HintNext(i, offset + want, want);
   return want;
+}
+
+void ConcatFile::HintNext(size_t next, uint64_t end, uint64_t n) const {
+  // A streaming read (not a small random one) near the end of segment next - 1: the next one
+  // is read soon.
+  if (n >= kStreamingRead && next < segments_.size() && starts_[next] - end <= kPrefetchLead &&
+      hinted_.exchange(next) != next) {
+    segments_[next].file->Prefetch(segments_[next].file_offset);
+  }
+}
+
+StatusOr<RandomAccessFile::Loan> ConcatFile::Lend(uint64_t offset, size_t n) const {
+  if (offset >= size() || n == 0) return Loan{};
+  const uint64_t end = std::min<uint64_t>(offset + n, size());
+  const size_t i = SegmentOf(offset);
+  if (end > starts_[i + 1]) return Loan{};  // Across segments: ReadAt copies.
+  const Segment& seg = segments_[i];
+  ASSIGN_OR_RETURN(Loan loan,
+                   seg.file->Lend(seg.file_offset + (offset - starts_[i]), end - offset));
+  if (!loan.bytes.empty()) HintNext(i + 1, end, end - offset);
+  return loan;
 }
 
 size_t ConcatFile::SegmentOf(uint64_t offset) const {

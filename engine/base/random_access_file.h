@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string_view>
 
 #include "engine/base/status_or.h"
 
@@ -29,6 +31,15 @@ class RandomAccessFile {
   // nearing the end of one segment, about to enter the next). A file fetched from afar may start
   // fetching there; the default does nothing.
   virtual void Prefetch(uint64_t /*offset*/) const {}
+
+  // Bytes this file already holds in memory, lent instead of copied (a FUSE reply can be sent
+  // from them): exactly min(n, size() - offset) bytes from `offset`, and the owner that keeps
+  // them alive; or an empty loan when it cannot lend them (the caller reads with ReadAt).
+  struct Loan {
+    std::string_view bytes;
+    std::shared_ptr<const void> owner;
+  };
+  virtual StatusOr<Loan> Lend(uint64_t /*offset*/, size_t /*n*/) const { return Loan{}; }
 };
 
 }  // namespace stitchfs::engine

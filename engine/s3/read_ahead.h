@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/base/random_access_file.h"
 #include "engine/base/status_or.h"
 
 namespace stitchfs::engine {
@@ -42,6 +43,8 @@ class ReadAhead {
   // A sequential reader will soon come to `offset` (RandomAccessFile::Prefetch): a stream starts
   // there now, at full width (one max_chunk range), unless one already covers it.
   void Prefetch(uint64_t offset) const;
+  // RandomAccessFile::Lend: the range if it lies within one range a stream fetched.
+  StatusOr<RandomAccessFile::Loan> Lend(uint64_t offset, size_t n) const;
 
  private:
   struct Bytes;

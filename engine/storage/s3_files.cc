@@ -149,6 +149,7 @@ class S3DataFile final : public BackupDataFile {
   }
   uint64_t size() const override { return state_->declared; }
   void Prefetch(uint64_t offset) const override { ahead_.Prefetch(offset); }
+  StatusOr<Loan> Lend(uint64_t offset, size_t n) const override { return ahead_.Lend(offset, n); }
   const std::string& display_name() const override { return state_->display; }
   const ObjectState& state() const { return *state_; }
 

@@ -155,3 +155,31 @@ TEST(ConcatPrefetchTest, StreamingReadsNearASegmentEndHintTheNext) {
 
 }  // namespace
 }  // namespace stitchfs::engine
+
+namespace stitchfs::engine {
+namespace {
+
+// A streaming reader borrows the bytes a range brought instead of copying them; a random read,
+// or one across two ranges, gets no loan (and reads with ReadAt).
+TEST(ReadAheadTest, LendsWhatAStreamFetchedAndNothingElse) {
+  FakeObject obj{8 << 20};
+  ReadAhead r(obj.size, obj.Fetch());
+  auto first = r.Lend(0, 128 << 10);
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->bytes.size(), size_t{128} << 10);
+  EXPECT_TRUE(FakeObject::Right(0, std::string(first->bytes)));
+  auto next = r.Lend(128 << 10, 128 << 10);  // Goes on where the first ended.
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(FakeObject::Right(128 << 10, std::string(next->bytes)));
+  auto across = r.Lend((1 << 20) - 4096, 8192);  // The first range ends at 1 MiB.
+  ASSERT_TRUE(across.ok());
+  EXPECT_TRUE(across->bytes.empty());
+  auto far = r.Lend(6 << 20, 4096);  // Nowhere a stream is: a random read.
+  ASSERT_TRUE(far.ok());
+  EXPECT_TRUE(far->bytes.empty());
+  auto tail = r.Lend(obj.size - 100, 4096);  // Past the end: nothing to lend.
+  ASSERT_TRUE(tail.ok());
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
