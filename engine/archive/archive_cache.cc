@@ -68,9 +68,11 @@ std::optional<ArchiveIndex> ArchiveCache::LoadIndex(const ArchiveStamp& stamp) c
       static_cast<uint64_t>(st.st_size) > kMaxIndexBytes) {
     return std::nullopt;
   }
-  auto bytes = SharedBytes::Read(fd.get(), static_cast<size_t>(st.st_size), path);
+  // Mapped, not read: the windows of a large deflate archive (32 KiB per MiB) stay in the page
+  // cache, reclaimable, instead of in the process (cache files are replaced, never cut short).
+  auto bytes = SharedBytes::Map(fd.get(), static_cast<size_t>(st.st_size), path);
   if (!bytes.ok()) return std::nullopt;
-  auto index = DecodeArchiveIndex(bytes->view(), stamp);
+  auto index = DecodeArchiveIndex(bytes->view(), stamp, bytes->owner());
   if (!index.ok()) {
     Drop(stamp);
     return std::nullopt;

@@ -38,9 +38,15 @@ class Reader {
     return true;
   }
   bool Str(std::string* s) {
+    std::string_view v;
+    if (!View(&v)) return false;
+    s->assign(v);
+    return true;
+  }
+  bool View(std::string_view* v) {
     uint64_t n;
     if (!U64(&n) || n > in_.size()) return false;
-    s->assign(in_.substr(0, n));
+    *v = in_.substr(0, n);
     in_.remove_prefix(n);
     return true;
   }
@@ -112,7 +118,7 @@ bool ReadTables(Reader& r, ArchiveIndex& x) {
     }
     p.window_size = static_cast<uint32_t>(ws);
   }
-  if (!r.Str(&x.windows) || !r.U64(&x.cached_size) || !r.Count(&n, 8)) return false;
+  if (!r.View(&x.mapped_windows) || !r.U64(&x.cached_size) || !r.Count(&n, 8)) return false;
   x.piece_sums.resize(n);
   for (uint64_t& s : x.piece_sums) {
     if (!r.U64(&s)) return false;
@@ -134,7 +140,8 @@ bool Consistent(const ArchiveIndex& x, uint64_t archive_size) {
       return false;
   }
   for (const RestartPoint& p : x.points) {
-    if (p.window_offset > x.windows.size() || p.window_size > x.windows.size() - p.window_offset ||
+    const size_t windows = x.Windows().size();
+    if (p.window_offset > windows || p.window_size > windows - p.window_offset ||
         p.in_bit / 8 > archive_size)
       return false;
   }
@@ -192,14 +199,15 @@ std::string EncodeArchiveIndex(const ArchiveIndex& x, const ArchiveStamp& stamp)
   for (const RestartPoint& p : x.points) {
     for (uint64_t v : {p.in_bit, p.out, p.window_offset, uint64_t{p.window_size}}) w.U64(v);
   }
-  w.Str(x.windows);
+  w.Str(x.Windows());
   w.U64(x.cached_size);
   w.U64(x.piece_sums.size());
   for (uint64_t s : x.piece_sums) w.U64(s);
   return w.Finish();
 }
 
-StatusOr<ArchiveIndex> DecodeArchiveIndex(std::string_view bytes, const ArchiveStamp& stamp) {
+StatusOr<ArchiveIndex> DecodeArchiveIndex(std::string_view bytes, const ArchiveStamp& stamp,
+                                          std::shared_ptr<const void> owner) {
   const Status bad = Status::BackupDamaged("archive index is damaged or stale");
   if (bytes.size() < sizeof kMagic + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     return bad;
@@ -211,9 +219,16 @@ StatusOr<ArchiveIndex> DecodeArchiveIndex(std::string_view bytes, const ArchiveS
   ArchiveIndex x;
   uint64_t container, codec;
   if (!StampMatches(r, stamp) || !r.U64(&container) || !r.U64(&codec) || container > 2 ||
-      codec > 5 || !ReadTables(r, x) || !Consistent(x, stamp.size)) {
+      codec > 5 || !ReadTables(r, x)) {
     return bad;
   }
+  if (owner) {
+    x.windows_owner = std::move(owner);  // The windows stay in `bytes`.
+  } else {
+    x.windows.assign(x.mapped_windows);
+    x.mapped_windows = {};
+  }
+  if (!Consistent(x, stamp.size)) return bad;
   x.kind = {static_cast<ArchiveContainer>(container), static_cast<StreamCodec>(codec)};
   return x;
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,7 +59,13 @@ struct ArchiveIndex {
   std::vector<ArchiveStream> streams;
   std::vector<ArchiveMember> members;  // Sorted by name, names unique.
   std::vector<RestartPoint> points;
-  std::string windows;
+  std::string windows;  // As built; empty when the windows are a view of a mapped cache file.
+  // The windows (the output before each restart point): `windows`, or the part of a mapped
+  // index file DecodeArchiveIndex left them in (kept alive by windows_owner), so an opened
+  // archive holds them in reclaimable page cache, not in its own memory.
+  std::string_view mapped_windows;
+  std::shared_ptr<const void> windows_owner;
+  std::string_view Windows() const { return windows_owner ? mapped_windows : windows; }
   // For a cached stream: XXH3-64 of each kCachedPiece bytes of the cache file.
   std::vector<uint64_t> piece_sums;
   uint64_t cached_size = 0;  // Length of the cache file (0: none).
@@ -74,7 +81,9 @@ struct ArchiveIndex {
 // The bytes of `index` for the archive `stamp`, checksummed.
 std::string EncodeArchiveIndex(const ArchiveIndex& index, const ArchiveStamp& stamp);
 // `bytes` as an index of exactly `stamp`, every offset checked against the archive's size and
-// every table bound: kBackupDamaged (a cache file not to be trusted) otherwise.
-StatusOr<ArchiveIndex> DecodeArchiveIndex(std::string_view bytes, const ArchiveStamp& stamp);
+// every table bound: kBackupDamaged (a cache file not to be trusted) otherwise. With `owner`
+// (what keeps `bytes` alive), the windows are left where they are, not copied.
+StatusOr<ArchiveIndex> DecodeArchiveIndex(std::string_view bytes, const ArchiveStamp& stamp,
+                                          std::shared_ptr<const void> owner = nullptr);
 
 }  // namespace stitchfs::engine

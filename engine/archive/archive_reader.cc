@@ -48,7 +48,11 @@ StatusOr<std::shared_ptr<const ArchiveReader>> ArchiveReader::Open(
   }
   ASSIGN_OR_RETURN(BuiltIndex built,
                    BuildArchiveIndex(*file, kind, stamp, display, cache, progress));
-  if (cache != nullptr) cache->StoreIndex(stamp, built.index);
+  if (cache != nullptr) {
+    cache->StoreIndex(stamp, built.index);
+    // Read back mapped, so that even the first open keeps the windows out of its memory.
+    if (auto mapped = cache->LoadIndex(stamp)) built.index = std::move(*mapped);
+  }
   return std::make_shared<const ArchiveReader>(std::move(file), std::move(built.index),
                                                std::move(built.stream), std::move(display), cache,
                                                stamp);
@@ -105,8 +109,7 @@ StatusOr<ArchiveReader::Chunk> ArchiveReader::ChunkAt(const ArchiveStream& s, ui
   const bool last = p + 1 == s.first_point + s.point_count;
   const uint64_t end = last ? s.out_size : index_.points[p + 1].out;
   auto bytes = std::make_shared<std::string>(static_cast<size_t>(end - point.out), '\0');
-  const std::string_view window =
-      std::string_view(index_.windows).substr(point.window_offset, point.window_size);
+  const std::string_view window = index_.Windows().substr(point.window_offset, point.window_size);
   RETURN_IF_ERROR(InflateFrom(*file_, s, point, window, *bytes, display_));
   std::lock_guard<std::mutex> lock(mu_);
   if (chunks_.count(p) == 0) {

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/archive/archive_cache.h"
 #include "engine/archive/archive_index.h"
 #include "engine/archive/archive_kind.h"
 #include "engine/archive/archive_reader.h"
@@ -19,6 +20,7 @@
 #include "engine/archive/tar_scanner.h"
 #include "engine/archive/zip_directory.h"
 #include "engine/base/string_file.h"
+#include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -366,6 +368,16 @@ TEST(ArchiveIndexTest, EncodeDecodeAndRefuseDamageOrOtherArchive) {
     EXPECT_FALSE(DecodeArchiveIndex(damaged, stamp).ok()) << i;
   }
   EXPECT_FALSE(DecodeArchiveIndex(bytes.substr(0, bytes.size() - 1), stamp).ok());
+  // Through the cache the windows stay in the mapped file, the same bytes.
+  testutil::TempDir dir;
+  ArchiveCache cache(dir.path() + "/archives", 1 << 20);
+  cache.StoreIndex(stamp, x);
+  auto loaded = cache.LoadIndex(stamp);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_NE(loaded->windows_owner, nullptr);
+  EXPECT_TRUE(loaded->windows.empty());
+  EXPECT_EQ(loaded->Windows(), "abc");
+  EXPECT_FALSE(cache.LoadIndex(other).has_value());
 }
 
 }  // namespace
