@@ -63,6 +63,14 @@ pack() {
     tzst) tar --zstd -cf "$out" -C "$src" . ;;
   esac
 }
+# flip FILE OFFSET [COUNT]: inverts COUNT (1) bytes of FILE from OFFSET (always a change).
+flip() {
+  local f=$1 off=$2 count=${3:-1} i b
+  for ((i = 0; i < count; i++)); do
+    b=$(od -An -tu1 -j $((off + i)) -N1 "$f" | tr -d ' ')
+    printf "\\x$(printf %02x $((b ^ 0xff)))" | dd of="$f" bs=1 seek=$((off + i)) conv=notrunc 2>/dev/null
+  done
+}
 # set_base BACKUP_DIR LOCATOR_PATH: points the manifest's base at File('LOCATOR_PATH').
 set_base() {
   sed -i "s|<base_backup>[^<]*</base_backup>|<base_backup>File(\&apos;$2\&apos;)</base_backup>|" "$1/.backup"
@@ -187,15 +195,15 @@ size=$(stat -c %s "$work/big/b.tar.gz")
 head -c $((size / 2)) "$work/big/b.tar.gz" >"$d/cut.tar.gz"
 damaged "$d/cut.tar.gz" "ends early"
 cp "$work/big/b.tar.gz" "$d/flip.tar.gz"
-printf '\xff' | dd of="$d/flip.tar.gz" bs=1 seek=$((size / 3)) conv=notrunc 2>/dev/null
+flip "$d/flip.tar.gz" $((size / 3))
 damaged "$d/flip.tar.gz" "damaged"
 zsize=$(stat -c %s "$work/big/b.tar.zst")
 cp "$work/big/b.tar.zst" "$d/flip.tar.zst"
-printf '\x00\x00\x00\x00' | dd of="$d/flip.tar.zst" bs=1 seek=$((zsize / 2)) conv=notrunc 2>/dev/null
+flip "$d/flip.tar.zst" $((zsize / 2)) 4
 damaged "$d/flip.tar.zst" "checksum mismatch"
 cp "$work/big/b.zip" "$d/flip.zip"
 zipsize=$(stat -c %s "$d/flip.zip")
-printf '\x55\x55' | dd of="$d/flip.zip" bs=1 seek=$((zipsize / 4)) conv=notrunc 2>/dev/null
+flip "$d/flip.zip" $((zipsize / 4)) 2
 damaged "$d/flip.zip" "damaged"
 cp "$work/b0-zip.zip" "$d/missing.zip"
 zip -q -d "$d/missing.zip" data/db/t/all_1_1_0/columns.txt
