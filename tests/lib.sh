@@ -24,6 +24,21 @@ link_name() {
   t=${t##*/}
   echo "${t%@*}"
 }
+# require_fuse: exits 77 (the test is skipped) where FUSE mounts cannot be made.
+require_fuse() {
+  if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
+    echo "SKIP: no /dev/fuse or fusermount3"
+    exit 77
+  fi
+}
+# unmount_all DIR...: unmounts each DIR that is still a mount point (FUSE or not), lazily if busy.
+unmount_all() {
+  local m
+  for m in "$@"; do
+    mountpoint -q "$m" 2>/dev/null || continue
+    fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || umount -l "$m"
+  done
+}
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" = 0 ]

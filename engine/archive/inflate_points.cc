@@ -54,7 +54,7 @@ class DeflateIndexer {
     crc_ = ::crc32(0, nullptr, 0);
     RETURN_IF_ERROR(Loop());
     s.in_length = Consumed() - begin_;
-    s.out_size = out_;
+    s.out_size = count_.total;
     s.point_count = static_cast<uint32_t>(index_->points.size()) - s.first_point;
     *crc = crc_;
     return s;
@@ -92,28 +92,29 @@ class DeflateIndexer {
       if (ret != Z_OK && ret != Z_STREAM_END && ret != Z_BUF_ERROR)
         return Corrupt(pass_.display, *z_, "inflate failed");
       if (ret == Z_BUF_ERROR && eof) return Corrupt(pass_.display, *z_, "it ends early");
-      RETURN_IF_ERROR(Emit(kWindow - ring_pos_ - z_->avail_out));
+      ASSIGN_OR_RETURN(bool go_on, Emit(kWindow - ring_pos_ - z_->avail_out));
+      if (!go_on) return Status::OK();  // Far enough past a tar's end: the rest is not read.
       if (ret == Z_STREAM_END) {
         ASSIGN_OR_RETURN(bool next, gzip_ ? NextMember() : StatusOr<bool>(false));
         if (!next) return Status::OK();
         continue;
       }
       const bool boundary = (z_->data_type & 128) && !(z_->data_type & 64);
-      if (boundary && (new_member_ || out_ - last_point_out_ >= kPointSpacing)) {
+      if (boundary && (new_member_ || count_.total - last_point_out_ >= kPointSpacing)) {
         AddPoint(Consumed() * 8 - static_cast<uint64_t>(z_->data_type & 7));
       }
     }
   }
 
-  Status Emit(size_t produced) {
-    if (produced == 0) return Status::OK();
+  // Passes on what inflate just wrote into the ring: false once the pass may end.
+  StatusOr<bool> Emit(size_t produced) {
+    if (produced == 0) return true;
     const char* p = ring_ + ring_pos_;
-    if (!(pass_.sink_done && *pass_.sink_done)) RETURN_IF_ERROR(pass_.sink({p, produced}));
+    ASSIGN_OR_RETURN(bool go_on, Deliver(pass_, {p, produced}, &count_));
     crc_ = ::crc32(crc_, reinterpret_cast<const Bytef*>(p), static_cast<uInt>(produced));
     ring_pos_ += produced;
     ring_fill_ = std::min(kWindow, ring_fill_ + produced);
-    out_ += produced;
-    return Status::OK();
+    return go_on;
   }
 
   // After a gzip member: true if another member follows (the stream goes on), false if the
@@ -137,7 +138,7 @@ class DeflateIndexer {
       return false;
     }
     if (::inflateReset(z_) != Z_OK) return Status::Internal("zlib: cannot reset");
-    member_start_ = out_;
+    member_start_ = count_.total;
     ring_fill_ = 0;
     new_member_ = true;
     return true;
@@ -145,11 +146,12 @@ class DeflateIndexer {
 
   void AddPoint(uint64_t in_bit) {
     auto& points = index_->points;
-    if (points.size() > first_point_ && points.back().out == out_) points.pop_back();
-    const size_t w = static_cast<size_t>(std::min<uint64_t>(ring_fill_, out_ - member_start_));
+    if (points.size() > first_point_ && points.back().out == count_.total) points.pop_back();
+    const size_t w =
+        static_cast<size_t>(std::min<uint64_t>(ring_fill_, count_.total - member_start_));
     RestartPoint p;
     p.in_bit = in_bit;
-    p.out = out_;
+    p.out = count_.total;
     p.window_offset = index_->windows.size();
     p.window_size = static_cast<uint32_t>(w);
     if (ring_pos_ >= w) {
@@ -159,7 +161,7 @@ class DeflateIndexer {
       index_->windows.append(ring_, ring_pos_);
     }
     points.push_back(p);
-    last_point_out_ = out_;
+    last_point_out_ = count_.total;
     new_member_ = false;
   }
 
@@ -173,20 +175,14 @@ class DeflateIndexer {
   uint64_t pos_ = 0;  // Next byte of the file to read.
   char ring_[kWindow];
   size_t ring_pos_ = 0, ring_fill_ = 0;
-  uint64_t out_ = 0, member_start_ = 0, last_point_out_ = 0;
+  DecodeCount count_;  // count_.total: the stream's output so far.
+  uint64_t member_start_ = 0, last_point_out_ = 0;
   bool new_member_ = true;
   uint32_t first_point_ = 0;
   uLong crc_ = 0;
 };
 
 }  // namespace
-
-StatusOr<size_t> ReadInput(const DecodePass& pass, uint64_t offset, size_t n, std::string* buffer) {
-  buffer->resize(n);
-  ASSIGN_OR_RETURN(size_t got, pass.file->ReadAt(offset, *buffer));
-  buffer->resize(got);
-  return got;
-}
 
 StatusOr<ArchiveStream> IndexDeflate(const DecodePass& pass, uint64_t in_offset, uint64_t in_length,
                                      bool gzip, ArchiveIndex* index, uint32_t* crc) {

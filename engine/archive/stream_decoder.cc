@@ -116,7 +116,8 @@ StatusOr<uint64_t> DecodeWhole(StreamCodec codec, const DecodePass& pass) {
   if (!d) return Status::Internal("no whole-stream decoder for this codec");
   const uint64_t size = pass.file->size();
   std::string in, out(kChunk, '\0');
-  uint64_t pos = 0, total = 0;
+  uint64_t pos = 0;
+  DecodeCount count;
   bool ended = false;
   std::string_view pending;
   for (;;) {
@@ -135,8 +136,8 @@ StatusOr<uint64_t> DecodeWhole(StreamCodec codec, const DecodePass& pass) {
                                    n.status().message() + ")");
     }
     if (*n > 0) {
-      if (!(pass.sink_done && *pass.sink_done)) RETURN_IF_ERROR(pass.sink({out.data(), *n}));
-      total += *n;
+      ASSIGN_OR_RETURN(bool go_on, Deliver(pass, {out.data(), *n}, &count));
+      if (!go_on) return count.total;  // Far enough past a tar's end: the rest is not read.
     } else if (pending.size() == before && pos >= size) {
       break;  // No progress and no more input.
     }
@@ -145,7 +146,7 @@ StatusOr<uint64_t> DecodeWhole(StreamCodec codec, const DecodePass& pass) {
     return Status::BackupDamaged("archive " + pass.display +
                                  ": compressed data is damaged (it ends early)");
   }
-  return total;
+  return count.total;
 }
 
 }  // namespace stitchfs::engine

@@ -64,6 +64,7 @@ class ZipIndexer {
       uint32_t crc = 0;
       DecodePass one = pass_;
       one.display = member;
+      one.max_output = e.size;
       one.sink = [](std::span<const char>) { return Status::OK(); };
       ASSIGN_OR_RETURN(s, IndexDeflate(one, e.data_offset, e.packed_size, false, &x, &crc));
       if (s.out_size != e.size || crc != e.crc32) return Mismatch(member, s.out_size, e.size);
@@ -93,6 +94,7 @@ class ZipIndexer {
     DecodePass one = pass_;
     one.file = bytes.get();
     one.display = member;
+    one.max_output = e.size;
     const uint64_t at = cached_bytes_;
     uLong crc = ::crc32(0, nullptr, 0);
     one.sink = [&](std::span<const char> d) {

@@ -17,6 +17,7 @@
 #include "engine/archive/archive_reader.h"
 #include "engine/archive/index_builder.h"
 #include "engine/archive/inflate_points.h"
+#include "engine/archive/stream_decoder.h"
 #include "engine/archive/tar_scanner.h"
 #include "engine/archive/zip_directory.h"
 #include "engine/base/string_file.h"
@@ -144,6 +145,44 @@ TEST(InflatePointsTest, DamageIsAnErrorNeverOtherBytes) {
   pass.file = &f2;
   EXPECT_EQ(IndexDeflate(pass, 0, f2.size(), true, &index, &crc).status().code(),
             ErrorCode::kBackupDamaged);
+}
+
+// A hostile stream costs what its useful part does: a member that decodes past the size its
+// directory gives stops there (kBackupDamaged), and a stream that goes on past a tar's end is
+// decoded only kTrailing further.
+TEST(InflatePointsTest, BombsStopEarly) {
+  const std::string zeros(64 << 20, '\0');
+  uint64_t handed = 0;
+  DecodePass pass;
+  pass.display = "mem";
+  pass.sink = [&](std::span<const char> d) {
+    handed += d.size();
+    return Status::OK();
+  };
+  StringFile raw(Deflate(zeros, -15));
+  pass.file = &raw;
+  pass.max_output = 1 << 20;
+  ArchiveIndex index;
+  uint32_t crc;
+  EXPECT_EQ(IndexDeflate(pass, 0, raw.size(), false, &index, &crc).status().code(),
+            ErrorCode::kBackupDamaged);
+  EXPECT_LE(handed, (1u << 20) + 32768);
+  // Past the sink's end (a tar's end-of-archive block): stops after kTrailing more.
+  StringFile gz(Deflate(zeros, 31));
+  pass.file = &gz;
+  pass.max_output = UINT64_MAX;
+  bool done = true;
+  pass.sink_done = &done;
+  auto s = IndexDeflate(pass, 0, gz.size(), true, &index, &crc);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_LE(s->out_size, DecodePass::kTrailing + 32768);
+  std::string zst(ZSTD_compressBound(zeros.size()), '\0');
+  zst.resize(ZSTD_compress(zst.data(), zst.size(), zeros.data(), zeros.size(), 1));
+  StringFile zf(zst);
+  pass.file = &zf;
+  auto n = DecodeWhole(StreamCodec::kZstd, pass);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_LE(*n, DecodePass::kTrailing + (256 << 10));
 }
 
 // A tar header block: `name` (ustar fields), `size`, `type`, checksum filled in.

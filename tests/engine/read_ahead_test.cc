@@ -177,8 +177,12 @@ TEST(ReadAheadTest, LendsWhatAStreamFetchedAndNothingElse) {
   auto far = r.Lend(6 << 20, 4096);  // Nowhere a stream is: a random read.
   ASSERT_TRUE(far.ok());
   EXPECT_TRUE(far->bytes.empty());
-  auto tail = r.Lend(obj.size - 100, 4096);  // Past the end: nothing to lend.
+  auto tail = r.Lend(obj.size - 100, 4096);  // No stream there: nothing to lend.
   ASSERT_TRUE(tail.ok());
+  EXPECT_TRUE(tail->bytes.empty());
+  auto past = r.Lend(obj.size, 4096);  // At the end: nothing at all.
+  ASSERT_TRUE(past.ok());
+  EXPECT_TRUE(past->bytes.empty());
 }
 
 }  // namespace

@@ -11,10 +11,7 @@ STITCHFS=$2
 MAKE_FIXTURE=$3
 PREAD_CHECK=$4
 export STITCH_NO_PROGRESS=1
-if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
-  echo "SKIP: no /dev/fuse or fusermount3"
-  exit 77
-fi
+require_fuse
 for tool in zip bsdtar zstd xz bzip2; do
   command -v $tool >/dev/null || { echo "SKIP: $tool missing (scripts/install-deps.sh)"; exit 77; }
 done
@@ -22,9 +19,7 @@ work=$(mktemp -d)
 export STITCH_CACHE_DIR=$work/cache
 mounts=()
 cleanup() {
-  for m in "${mounts[@]}"; do
-    mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m"; }
-  done
+  unmount_all "${mounts[@]}"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -227,6 +222,16 @@ head -c 5000 /dev/urandom >"$d/garbage.tar"
 expect_exit 20 "not a readable tar archive" -- "$STITCH" verify "$d/garbage.tar"
 mkfifo "$d/fifo.zip"
 expect_exit 10 "not a regular file" -- timeout 10 "$STITCH" verify "$d/fifo.zip"
+# A cache on a nearly full file system: refused before it fills, nothing left behind.
+mkdir -p "$work/small"
+if mount -t tmpfs -o size=64m tmpfs "$work/small" 2>/dev/null; then
+  mounts+=("$work/small")
+  expect_exit 1 "less than 512 MiB would be left free" -- env STITCH_CACHE_DIR="$work/small" "$STITCH" verify "$work/big/b.tar.zst"
+  check "a refused decode leaves no file" bash -c "[ -z \"\$(find '$work/small' -type f)\" ]"
+  umount "$work/small"
+else
+  bad "cannot mount a small tmpfs for the full-disk check"
+fi
 expect_exit 14 "STITCH_ARCHIVE_CACHE_MB" -- env STITCH_ARCHIVE_CACHE_MB=1 STITCH_CACHE_DIR="$work/cache2" "$STITCH" verify "$work/big/b.tar.zst"
 expect_exit 14 "read-only" -- "$STITCH" backup "$work/big/src" "$d/new.zip"
 

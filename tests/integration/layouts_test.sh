@@ -16,9 +16,7 @@ work=$(mktemp -d)
 export STITCH_CACHE_DIR=$work/cache
 mounts=()
 cleanup() {
-  for m in "${mounts[@]}"; do
-    mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m"; }
-  done
+  unmount_all "${mounts[@]}"
   rm -rf "$work"
 }
 trap cleanup EXIT
