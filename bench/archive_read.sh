@@ -19,7 +19,6 @@ PREAD=$BUILD/bench/pread_bench
 M=$work/mnt
 mkdir -p "$M" "$work/src"
 trap 'mountpoint -q "$M" && fusermount3 -u "$M"; rm -rf "$work"' EXIT
-timed() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}'; }
 seq 1 100000 >"$work/text"
 truncate -s 524288 "$work/text"
 mixed() {  # mixed MIB FILE

@@ -43,15 +43,7 @@ peer_day1() {
 peer_day1
 
 # Day 2: append 1..4 KiB to every tenth file.
-appended=0
-i=0
-while IFS= read -r f; do
-  i=$((i + 1))
-  [ $((i % 10)) = 0 ] || continue
-  n=$((1024 * (1 + i % 4)))
-  head -c "$n" /dev/urandom >> "$f"
-  appended=$((appended + n))
-done < <(find "$T" -type f | sort)
+append_every_tenth "$T"
 day2() { "$STITCH" backup "$T" "$work/day2" --base "$work/full"; }
 day2_s=$(best_of 1 day2)
 day2_bytes=$(file_bytes "$work/day2")

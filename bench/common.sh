@@ -32,6 +32,39 @@ best_of() {
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ printf "%.3f", a / b }'; }
+# timed CMD...: the wall time of one run of CMD in seconds (its output discarded).
+timed() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}'; }
+# min A B: the smaller of two figures, A may be empty.
+min() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a == "" || b < a) print b; else print a }'; }
+
+# start_radosgw: a throwaway radosgw (scripts/radosgw.sh) under $work/rgw, its endpoint and
+# credentials in the environment, URL and SIGN (curl's signing options) set, HOME moved into
+# $work (no ~/.aws, restic cache or rclone config of the machine's). stop_radosgw stops it.
+start_radosgw() {
+  rgw=$work/rgw
+  bash "$ROOT/scripts/radosgw.sh" start "$rgw" >/dev/null
+  source "$rgw/env"
+  URL=$AWS_ENDPOINT_URL
+  export HOME=$work/home
+  mkdir -p "$HOME"
+  SIGN=(--aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY"
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD")
+}
+stop_radosgw() { bash "$ROOT/scripts/radosgw.sh" stop "$work/rgw" >/dev/null 2>&1 || true; }
+
+# append_every_tenth DIR: appends 1 to 4 KiB of random bytes to every tenth file of DIR (in
+# name order), the day-2 change of the backup benchmarks; `appended` is the byte count.
+append_every_tenth() {
+  appended=0
+  local i=0 f n
+  while IFS= read -r f; do
+    i=$((i + 1))
+    [ $((i % 10)) = 0 ] || continue
+    n=$((1024 * (1 + i % 4)))
+    head -c "$n" /dev/urandom >>"$f"
+    appended=$((appended + n))
+  done < <(find "$1" -type f | sort)
+}
 
 # Builds, then makes a scratch folder $work removed on exit.
 setup() {

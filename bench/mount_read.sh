@@ -19,8 +19,6 @@ M=$work/mnt
 mkdir -p "$M"
 trap 'mountpoint -q "$M" && fusermount3 -u "$M"; rm -rf "$work"' EXIT
 cat "$work"/b*/grow.bin "$work/original" >/dev/null  # backing data and baseline in page cache
-timed() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}'; }
-min() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a == "" || b < a) print b; else print a }'; }
 # Native reads are interleaved with the mount's, so that both see the same machine (a shared
 # VM's speed drifts by 2x within minutes); each figure is the best of its runs.
 native=""

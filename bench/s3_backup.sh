@@ -16,20 +16,13 @@ shopt -s inherit_errexit  # A failed check inside $(...) stops the run.
 setup
 files=${1:-2000}
 bytes=${2:-536870912}
-rgw=$work/rgw
 cleanup() {
-  bash "$ROOT/scripts/radosgw.sh" stop "$rgw" >/dev/null 2>&1 || true
+  stop_radosgw
   rm -rf "$work"
 }
 trap cleanup EXIT
-bash "$ROOT/scripts/radosgw.sh" start "$rgw" >/dev/null
-source "$rgw/env"
-URL=$AWS_ENDPOINT_URL
-export HOME=$work/home  # No ~/.aws, restic cache or rclone config of the machine's.
-mkdir -p "$HOME"
+start_radosgw
 LOG=$rgw/client.rgw.log
-SIGN=(--aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY"
-  -H "x-amz-content-sha256: UNSIGNED-PAYLOAD")
 
 "$MAKE_FIXTURE" files "$work" "$files" "$bytes"
 T=$work/tree
@@ -100,15 +93,7 @@ day() {  # day N: every tool's backup of the tree as it is
 day 1
 
 # Day 2: append 1..4 KiB to every tenth file (as backup_tree.sh does).
-appended=0
-i=0
-while IFS= read -r f; do
-  i=$((i + 1))
-  [ $((i % 10)) = 0 ] || continue
-  n=$((1024 * (1 + i % 4)))
-  head -c "$n" /dev/urandom >>"$f"
-  appended=$((appended + n))
-done < <(find "$T" -type f | sort)
+append_every_tenth "$T"
 day 2
 
 manifest=$(curl -sfI "${SIGN[@]}" "$URL/stitch/b/day2/.backup" | tr -d '\r' |

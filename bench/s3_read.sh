@@ -38,26 +38,18 @@ if [ "$bytes" -gt "$fit" ]; then
   [ "$bytes" -ge $((64 << 20)) ] || { echo "s3_read: not enough memory" >&2; exit 1; }
 fi
 
-rgw=$work/rgw
 M=$work/mnt
 mkdir -p "$M" "$work/rm" "$work/sm"
 cleanup() {
   for m in "$M" "$work/rm" "$work/sm"; do
     mountpoint -q "$m" && { fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m"; }
   done
-  bash "$ROOT/scripts/radosgw.sh" stop "$rgw" >/dev/null 2>&1 || true
+  stop_radosgw
   rm -rf "$work"
 }
 trap cleanup EXIT
-bash "$ROOT/scripts/radosgw.sh" start "$rgw" >/dev/null
-source "$rgw/env"
-URL=$AWS_ENDPOINT_URL
-export HOME=$work/home STITCH_CACHE_DIR=$work/cache  # No ~/.aws of the machine's.
-mkdir -p "$HOME"
-SIGN=(--aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY"
-  -H "x-amz-content-sha256: UNSIGNED-PAYLOAD")
-timed() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}'; }
-min() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a == "" || b < a) print b; else print a }'; }
+start_radosgw
+export STITCH_CACHE_DIR=$work/cache
 # Keys and sizes under a prefix ("KEY SIZE" lines; fewer than 1,000 here, one page).
 list() {
   curl -sf "${SIGN[@]}" "$URL/stitch?list-type=2&prefix=${1//\//%2F}" | sed 's/<Contents>/\n/g' |

@@ -16,21 +16,16 @@ setup
 files=${1:-100000}
 bytes=${2:-$((files * 256))}
 STITCHFS=$BUILD/fs/stitchfs
-rgw=$work/rgw
 M=$work/mnt
 mkdir -p "$M"
 cleanup() {
   mountpoint -q "$M" && { fusermount3 -u "$M" 2>/dev/null || fusermount3 -uz "$M"; }
-  bash "$ROOT/scripts/radosgw.sh" stop "$rgw" >/dev/null 2>&1 || true
+  stop_radosgw
   rm -rf "$work"
 }
 trap cleanup EXIT
-bash "$ROOT/scripts/radosgw.sh" start "$rgw" >/dev/null
-source "$rgw/env"
-export HOME=$work/home STITCH_CACHE_DIR=$work/cache  # No ~/.aws of the machine's.
-mkdir -p "$HOME"
-timed() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}'; }
-min() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a == "" || b < a) print b; else print a }'; }
+start_radosgw
+export STITCH_CACHE_DIR=$work/cache
 
 "$MAKE_FIXTURE" files "$work" "$files" "$bytes"
 T=$work/tree
