@@ -1,7 +1,12 @@
 #include "engine/s3/read_ahead.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -20,7 +25,7 @@ class BufferPool {
   }
   // A buffer of at least `n` bytes (its capacity a power of two), not zero-filled.
   std::pair<char*, size_t> Take(size_t n) {
-    size_t cap = 1 << 20;
+    size_t cap = kHugePage;
     while (cap < n) cap <<= 1;
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 0; i < free_.size(); ++i) {
@@ -31,12 +36,12 @@ class BufferPool {
         return b;
       }
     }
-    return {new char[cap], cap};
+    return {Allocate(cap), cap};
   }
   void Give(char* p, size_t cap) {
     std::lock_guard<std::mutex> lock(mu_);
     if (kept_ + cap > kMaxKept) {
-      delete[] p;
+      std::free(p);
       return;
     }
     free_.emplace_back(p, cap);
@@ -44,6 +49,16 @@ class BufferPool {
   }
 
  private:
+  // Aligned to, and advised as, huge pages: a 16 MiB buffer then costs 8 page faults, not 4096
+  // (a fresh mount's first reads fault in a whole window's worth of buffers).
+  static char* Allocate(size_t cap) {
+    void* p = std::aligned_alloc(kHugePage, cap);
+    if (p == nullptr) throw std::bad_alloc();
+    madvise(p, cap, MADV_HUGEPAGE);  // Advice only: without huge pages it is simply slower.
+    return static_cast<char*>(p);
+  }
+
+  static constexpr size_t kHugePage = 2 << 20;
   static constexpr size_t kMaxKept = 64 << 20;
   std::mutex mu_;
   std::vector<std::pair<char*, size_t>> free_;
@@ -52,35 +67,83 @@ class BufferPool {
 
 }  // namespace
 
+// A range's buffer, read while the fetch fills it: `state` is the count of bytes in place, with
+// kDone set once the fetch ended (then `status` is its result). Waiting on the one atomic
+// cannot miss the end, which changes it.
 struct ReadAhead::Bytes {
+  static constexpr uint64_t kDone = uint64_t{1} << 63;
   explicit Bytes(size_t n) { std::tie(data, capacity) = BufferPool::Get().Take(n); }
   ~Bytes() { BufferPool::Get().Give(data, capacity); }
   Bytes(const Bytes&) = delete;
   Bytes& operator=(const Bytes&) = delete;
-  Status status;
+
+  // Waits until the first `n` bytes are in place; the fetch's error if it ended before.
+  Status Await(uint64_t n) const {
+    for (;;) {
+      const uint64_t v = state.load();
+      if ((v & ~kDone) >= n) return Status::OK();
+      if (v & kDone)
+        return status.ok() ? Status::IOError("read ahead: range cut short", EIO) : status;
+      // Ask to be woken at `n` (not at every piece), then look again before sleeping: either
+      // Filled sees the request or this sees its bytes.
+      uint64_t w = wanted.load();
+      while (n < w && !wanted.compare_exchange_weak(w, n)) {
+      }
+      if (state.load() == v) state.wait(v);
+    }
+  }
+  // The fetch's SinkReport: `n` bytes are in place.
+  bool Filled(uint64_t n) {
+    state.store(n);
+    if (n >= wanted.load()) {
+      wanted.store(UINT64_MAX);
+      state.notify_all();
+    }
+    return !stop.load(std::memory_order_relaxed);
+  }
+  // The fetch ended: all `length` bytes are in place if it succeeded (also those it did not
+  // report, such as a range read from the block cache).
+  void Finish(Status s, uint64_t length) {
+    const bool ok = s.ok();
+    status = std::move(s);
+    if (ok) {
+      state.store(length | kDone);
+    } else {
+      state.fetch_or(kDone);
+    }
+    state.notify_all();
+  }
+
   char* data = nullptr;  // Not zero-filled: the fetch overwrites all of it.
   size_t capacity = 0;
+  mutable std::atomic<uint64_t> state{0};
+  mutable std::atomic<uint64_t> wanted{UINT64_MAX};  // The least count a reader waits for.
+  std::atomic<bool> stop{false};  // Asks the fetch to end (its stream was dropped).
+  Status status;                  // Written before kDone.
 };
 
 ReadAhead::ReadAhead(uint64_t size, RangeFetch fetch, ReadAheadOptions options)
     : size_(size), fetch_(std::move(fetch)), o_(options) {}
 
 ReadAhead::~ReadAhead() {
-  for (Stream& s : streams_) {
-    for (Chunk& c : s.chunks) c.data.wait();
-  }
+  for (Stream& s : streams_) Stop(s);
+}
+
+void ReadAhead::Stop(Stream& s) {
+  for (Chunk& c : s.chunks) c.bytes->stop = true;
+  for (Chunk& c : s.chunks) c.done.wait();  // (Fetches hold no lock of ours.)
 }
 
 void ReadAhead::TopUp(Stream& s) const {
   while (s.next_fetch < size_ && s.next_fetch < s.pos + s.window) {
     const uint64_t len =
         std::min({std::clamp(s.window, o_.first_window, o_.max_chunk), size_ - s.next_fetch});
-    Chunk c{s.next_fetch, len, {}};
-    c.data = std::async(std::launch::async, [fetch = fetch_, off = c.offset, len]() {
-               auto b = std::make_shared<Bytes>(len);
-               b->status = fetch(off, {b->data, len}, /*streaming=*/true);
-               return std::shared_ptr<const Bytes>(std::move(b));
-             }).share();
+    Chunk c{s.next_fetch, len, std::make_shared<Bytes>(len), {}};
+    c.done =
+        std::async(std::launch::async, [fetch = fetch_, off = c.offset, len, b = c.bytes] {
+          const SinkReport report = [&b](uint64_t filled, uint64_t) { return b->Filled(filled); };
+          b->Finish(fetch(off, {b->data, len}, /*streaming=*/true, &report), len);
+        }).share();
     s.chunks.push_back(std::move(c));
     s.next_fetch += len;
   }
@@ -110,7 +173,7 @@ ReadAhead::Stream& ReadAhead::NewStream(uint64_t pos, uint64_t window) const {
     auto oldest =
         std::min_element(streams_.begin(), streams_.end(),
                          [](const Stream& a, const Stream& b) { return a.last_use < b.last_use; });
-    for (Chunk& c : oldest->chunks) c.data.wait();  // (Its fetches hold no lock of ours.)
+    Stop(*oldest);
     streams_.erase(oldest);
   }
   streams_.push_back(Stream{next_id_++, pos, pos, window, ++clock_, {}});
@@ -136,9 +199,11 @@ void ReadAhead::Consumed(uint64_t stream, const Chunk& c, uint64_t end) const {
     if (s.id != stream) continue;
     s.pos = std::max(s.pos, end);
     if (end == c.offset + c.length) s.window = std::min(s.window * 2, o_.max_window);
-    // Keep 1 MiB behind the reader for small backward seeks; drop the rest.
+    // Keep 1 MiB behind the reader for small backward seeks; drop the rest, and everything once
+    // the reader is at the end (else each object read through would pin its last range).
     while (!s.chunks.empty() &&
-           s.chunks.front().offset + s.chunks.front().length + (1 << 20) <= s.pos) {
+           (s.chunks.front().offset + s.chunks.front().length + (1 << 20) <= s.pos ||
+            s.pos == size_)) {
       s.chunks.pop_front();
     }
     TopUp(s);
@@ -147,6 +212,9 @@ void ReadAhead::Consumed(uint64_t stream, const Chunk& c, uint64_t end) const {
 }
 
 void ReadAhead::DropStream(uint64_t stream) const {
+  for (Stream& s : streams_) {
+    if (s.id == stream) Stop(s);
+  }
   std::erase_if(streams_, [&](const Stream& s) { return s.id == stream; });
 }
 
@@ -160,15 +228,15 @@ StatusOr<RandomAccessFile::Loan> ReadAhead::Lend(uint64_t offset, size_t n) cons
   }
   lock.unlock();
   const auto& [stream, chunk] = *found;
-  std::shared_ptr<const Bytes> bytes = chunk.data.get();
+  const Status arrived = chunk.bytes->Await(end - chunk.offset);
   lock.lock();
-  if (!bytes->status.ok()) {
+  if (!arrived.ok()) {
     DropStream(stream);  // A later read starts again and fetches anew.
-    return bytes->status;
+    return arrived;
   }
   Consumed(stream, chunk, end);
-  const char* at = bytes->data + (offset - chunk.offset);
-  return RandomAccessFile::Loan{std::string_view(at, end - offset), bytes};
+  const char* at = chunk.bytes->data + (offset - chunk.offset);
+  return RandomAccessFile::Loan{std::string_view(at, end - offset), chunk.bytes};
 }
 
 StatusOr<size_t> ReadAhead::ReadAt(uint64_t offset, std::span<char> dst) const {
@@ -182,19 +250,18 @@ StatusOr<size_t> ReadAhead::ReadAt(uint64_t offset, std::span<char> dst) const {
     if (!found) {
       random_end_ = offset + n;
       lock.unlock();
-      RETURN_IF_ERROR(fetch_(pos, dst.subspan(done, n - done), /*streaming=*/false));
+      RETURN_IF_ERROR(fetch_(pos, dst.subspan(done, n - done), /*streaming=*/false, nullptr));
       return n;
     }
     lock.unlock();
     const auto& [stream, chunk] = *found;
-    std::shared_ptr<const Bytes> bytes = chunk.data.get();
-    if (!bytes->status.ok()) {
+    const uint64_t take = std::min(chunk.offset + chunk.length, offset + n) - pos;
+    if (Status arrived = chunk.bytes->Await(pos + take - chunk.offset); !arrived.ok()) {
       lock.lock();
       DropStream(stream);  // A later read starts again and fetches anew.
-      return bytes->status;
+      return arrived;
     }
-    const uint64_t take = std::min(chunk.offset + chunk.length, offset + n) - pos;
-    std::memcpy(dst.data() + done, bytes->data + (pos - chunk.offset), take);
+    std::memcpy(dst.data() + done, chunk.bytes->data + (pos - chunk.offset), take);
     done += take;
     lock.lock();
     Consumed(stream, chunk, pos + take);

@@ -1,7 +1,9 @@
 // ReadAhead: positional reads of a remote object, fast for streaming readers and cheap for
 // random ones. A reader that goes on where it left off gets a stream: ranges fetched ahead of
 // it in the background, the window starting at 1 MiB and doubling as it streams up to a cap
-// (as mountpoint-s3 does), several ranges in flight. A read elsewhere fetches just its range.
+// (as mountpoint-s3 does), several ranges in flight. A range can be read while it arrives, so
+// ranges can be long (fewer requests) without making the reader wait for a whole one. A read
+// elsewhere fetches just its range.
 #pragma once
 
 #include <cstdint>
@@ -16,18 +18,21 @@
 
 #include "engine/base/random_access_file.h"
 #include "engine/base/status_or.h"
+#include "engine/s3/s3_client.h"
 
 namespace stitchfs::engine {
 
 // Fills all of `dst` with the object's bytes from `offset` (the caller never asks past the
 // end), or fails. `streaming`: the range is read ahead for a sequential reader (not asked for
-// by a random read).
-using RangeFetch = std::function<Status(uint64_t offset, std::span<char> dst, bool streaming)>;
+// by a random read); then `report` is set, to be told as bytes arrive (SinkReport) and to stop
+// the fetch when it returns false.
+using RangeFetch = std::function<Status(uint64_t offset, std::span<char> dst, bool streaming,
+                                        const SinkReport* report)>;
 
 struct ReadAheadOptions {
   uint64_t first_window = 1 << 20;
   uint64_t max_window = 64 << 20;  // Bytes fetched ahead of a stream at most.
-  uint64_t max_chunk = 16 << 20;   // The largest single range request.
+  uint64_t max_chunk = 32 << 20;   // The largest single range request.
   size_t max_streams = 4;          // Streams kept per object (several readers at once).
 };
 
@@ -50,7 +55,8 @@ class ReadAhead {
   struct Bytes;
   struct Chunk {
     uint64_t offset = 0, length = 0;
-    std::shared_future<std::shared_ptr<const Bytes>> data;
+    std::shared_ptr<Bytes> bytes;   // Filling while the fetch runs.
+    std::shared_future<void> done;  // The fetch ended.
   };
   struct Stream {
     uint64_t id = 0, pos = 0, next_fetch = 0, window = 0, last_use = 0;
@@ -66,6 +72,8 @@ class ReadAhead {
   Stream& NewStream(uint64_t pos, uint64_t window) const;
   void Consumed(uint64_t stream, const Chunk& c, uint64_t end) const;
   void DropStream(uint64_t stream) const;
+  // Stops a stream's fetches and waits for them to end.
+  static void Stop(Stream& s);
 
   const uint64_t size_;
   const RangeFetch fetch_;

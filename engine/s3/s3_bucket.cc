@@ -51,12 +51,13 @@ StatusOr<std::optional<S3Object>> S3Bucket::Head(const std::string& key) const {
 }
 
 StatusOr<S3Range> S3Bucket::GetRange(const std::string& key, uint64_t offset, std::span<char> dst,
-                                     const std::string& if_match) const {
+                                     const std::string& if_match, const SinkReport* report) const {
   S3Request req;
   req.key = key;
   req.range_offset = offset;
   req.range_length = dst.size();
   req.sink = dst;
+  req.report = report;
   if (!if_match.empty()) req.headers.push_back("If-Match: \"" + if_match + "\"");
   const std::string what = "GET " + Shown(key);
   ASSIGN_OR_RETURN(S3Response r, client_->Send(req));
@@ -66,6 +67,10 @@ StatusOr<S3Range> S3Bucket::GetRange(const std::string& key, uint64_t offset, st
   if (r.status / 100 != 2) return ErrorFor(r, what);
   if (r.sink_overflow) {
     return Status::BackupDamaged(what + " at " + client_->display() + ": more bytes than asked");
+  }
+  if (r.status == 206 && r.range_start != offset) {
+    return Status::IOError(what + " at " + client_->display() + ": the server sent another range",
+                           EIO);
   }
   uint64_t total = r.total_size.value_or(0);
   if (r.status == 200) total = r.content_length.value_or(r.sink_bytes);  // Range ignored.

@@ -48,9 +48,11 @@ class S3Bucket {
   StatusOr<std::optional<S3Object>> Head(const std::string& key) const;
   // Up to dst.size() bytes of `key` from `offset` (fewer only at the object's end). With
   // `if_match`, kBackupDamaged if the object is no longer that version. kBackupNotFound if
-  // there is no such object.
+  // there is no such object. `report` (optional): see SinkReport; a transfer it stops ends
+  // short (kIOError).
   StatusOr<S3Range> GetRange(const std::string& key, uint64_t offset, std::span<char> dst,
-                             const std::string& if_match = "") const;
+                             const std::string& if_match = "",
+                             const SinkReport* report = nullptr) const;
   // The whole object, refused (kBackupDamaged) if longer than `max_size`; nullopt if none.
   StatusOr<std::optional<std::string>> GetAll(const std::string& key, uint64_t max_size,
                                               std::string* etag = nullptr) const;

@@ -75,6 +75,7 @@ struct S3Client::Attempt {
   const S3Request* request;
   S3Response response;
   CURL* curl;
+  Reported* reported;  // Sink bytes a reader may already use (S3Request::report).
   size_t body_sent = 0;
   bool head_done = false;  // The empty line that ends the headers came.
 
@@ -98,6 +99,7 @@ struct S3Client::Attempt {
       if (const size_t slash = v.rfind('/'); slash != v.npos) {
         r.total_size = ParseU64(v.substr(slash + 1));
       }
+      if (v.substr(0, 6) == "bytes ") r.range_start = ParseU64(v.substr(6, v.find('-') - 6));
     }
     return size * n;
   }
@@ -117,9 +119,26 @@ struct S3Client::Attempt {
       r.sink_overflow = true;
       return 0;  // Aborts the transfer (CURLE_WRITE_ERROR).
     }
-    std::memcpy(sink.data() + r.sink_bytes, data, len);
+    const uint64_t at = r.sink_bytes, kept = std::max(a->reported->bytes, at);
+    if (at + len > kept) std::memcpy(sink.data() + kept, data + (kept - at), at + len - kept);
     r.sink_bytes += len;
-    return len;
+    return a->Report(status) ? len : 0;
+  }
+
+  // Tells S3Request::report what is in place, if the answer is the range asked for; false if
+  // it stopped the transfer.
+  bool Report(long status) {
+    S3Response& r = response;
+    if (request->report == nullptr) return true;
+    std::optional<uint64_t> size;
+    if (status == 206 && r.range_start == request->range_offset) size = r.total_size;
+    if (status == 200 && request->range_offset == 0) size = r.content_length;
+    if (!size) return true;
+    if (reported->etag.empty()) reported->etag = r.etag;
+    reported->bytes = std::max<uint64_t>(reported->bytes, r.sink_bytes);
+    if ((*request->report)(reported->bytes, *size)) return true;
+    r.sink_stopped = true;
+    return false;
   }
 
   static size_t OnRead(char* buf, size_t size, size_t n, void* self) {
@@ -204,18 +223,24 @@ std::string S3Client::Url(const S3Request& request) const {
   return url;
 }
 
-StatusOr<S3Response> S3Client::SendOnce(const S3Request& request, std::string* curl_error) const {
+StatusOr<S3Response> S3Client::SendOnce(const S3Request& request, Reported* reported,
+                                        std::string* curl_error) const {
   CurlPtr curl = pool_->Take();
   if (!curl) return Status::IOError("curl_easy_init", ENOMEM);
   CURL* c = curl.get();
   curl_easy_reset(c);
-  Attempt a{&request, {}, c};
+  Attempt a{&request, {}, c, reported};
   const std::string url = Url(request);
   SlistPtr headers;
   auto add = [&](const std::string& h) {
     headers.reset(curl_slist_append(headers.release(), h.c_str()));
   };
-  for (const std::string& h : request.headers) add(h);
+  bool pinned = false;
+  for (const std::string& h : request.headers) {
+    add(h);
+    pinned = pinned || HeaderIs(h, "if-match");
+  }
+  if (!pinned && !reported->etag.empty()) add("If-Match: \"" + reported->etag + "\"");
   if (request.range_length > 0) {
     add("Range: bytes=" + std::to_string(request.range_offset) + "-" +
         std::to_string(request.range_offset + request.range_length - 1));
@@ -265,7 +290,8 @@ StatusOr<S3Response> S3Client::SendOnce(const S3Request& request, std::string* c
   pool_->requests++;
   pool_->sent += a.body_sent + (method == "POST" ? request.body.size() : 0);
   pool_->received += a.response.sink_bytes + a.response.body.size();
-  if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && a.response.sink_overflow)) {
+  const bool stopped = a.response.sink_overflow || a.response.sink_stopped;
+  if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && stopped)) {
     *curl_error = std::string(curl_easy_strerror(rc)) + (error[0] ? std::string(": ") + error : "");
     if (!IsRetryableCurl(rc)) return Status::IOError(*curl_error, EIO);
     return Status(ErrorCode::kIOError, "retry", EAGAIN);
@@ -287,9 +313,10 @@ StatusOr<S3Response> S3Client::Send(const S3Request& request) const {
   thread_local std::minstd_rand jitter(std::random_device{}());
   int backoff = config_.first_backoff_ms;
   std::string last;
+  Reported reported;
   for (int attempt = 1;; ++attempt) {
     std::string curl_error;
-    auto r = SendOnce(request, &curl_error);
+    auto r = SendOnce(request, &reported, &curl_error);
     const bool retry_io = !r.ok() && r.status().sys_errno() == EAGAIN;
     if (!r.ok() && !retry_io) {
       return Status::IOError("S3 " + std::string(request.method) + " " + display_ + "/" +

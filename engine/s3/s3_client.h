@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -19,6 +20,12 @@
 
 namespace stitchfs::engine {
 
+// Lets a caller read a GET's sink while it fills. Called after bytes land in the sink, with how
+// many bytes from its start are in place (only growing: a retried GET does not write those
+// again) and the object's length from the answer; returning false stops the transfer. Only
+// called while the answer is the range asked for (206 from range_offset, or 200 from offset 0).
+using SinkReport = std::function<bool(uint64_t filled, uint64_t object_size)>;
+
 struct S3Request {
   const char* method = "GET";  // GET, HEAD, PUT, POST, DELETE.
   std::string key;             // Object key, unencoded; empty for a bucket request.
@@ -28,6 +35,7 @@ struct S3Request {
   uint64_t range_offset = 0, range_length = 0;             // range_length > 0: a Range header.
   // If not empty, a 2xx body goes here (up to its size; more is an error) instead of `body`.
   std::span<char> sink;
+  const SinkReport* report = nullptr;  // Optional, with `sink`.
 };
 
 struct S3Response {
@@ -35,9 +43,11 @@ struct S3Response {
   std::string body;  // Error bodies always land here.
   std::string etag;  // Without quotes.
   std::optional<uint64_t> content_length;
-  std::optional<uint64_t> total_size;  // From Content-Range: bytes A-B/TOTAL.
-  size_t sink_bytes = 0;               // Bytes written into S3Request::sink.
-  bool sink_overflow = false;          // The server sent more than the sink holds.
+  std::optional<uint64_t> range_start;  // From Content-Range: bytes A-B/TOTAL.
+  std::optional<uint64_t> total_size;
+  size_t sink_bytes = 0;       // Bytes written into S3Request::sink.
+  bool sink_overflow = false;  // The server sent more than the sink holds.
+  bool sink_stopped = false;   // S3Request::report stopped the transfer.
 };
 
 // Counters of what a client sent, for benchmarks and `--json` reports.
@@ -72,7 +82,14 @@ class S3Client {
  private:
   class Pool;
   struct Attempt;
-  StatusOr<S3Response> SendOnce(const S3Request& request, std::string* curl_error) const;
+  // What earlier attempts of one request reported (S3Request::report): those sink bytes are
+  // not written again, and a retry asks for the same version (If-Match).
+  struct Reported {
+    uint64_t bytes = 0;
+    std::string etag;
+  };
+  StatusOr<S3Response> SendOnce(const S3Request& request, Reported* reported,
+                                std::string* curl_error) const;
   std::string Url(const S3Request& request) const;
 
   const S3Config config_;

@@ -30,9 +30,19 @@ struct ObjectState {
     return bucket->client().display() + "/" + key + "\n" + version;
   }
 
-  // One ranged GET of exactly dst.size() bytes, checked against the manifest's length.
-  Status Get(uint64_t offset, std::span<char> dst) {
-    auto r = bucket->GetRange(key, offset, dst, Etag());
+  // One ranged GET of exactly dst.size() bytes, checked against the manifest's length (before
+  // `report`, if given, hears of any byte: a reader never sees those of a wrong object).
+  Status Get(uint64_t offset, std::span<char> dst, const SinkReport* report = nullptr) {
+    std::optional<uint64_t> wrong_size;
+    const SinkReport checked = [&](uint64_t filled, uint64_t size) {
+      if (size != declared) wrong_size = size;
+      return !wrong_size && (*report)(filled, size);
+    };
+    auto r = bucket->GetRange(key, offset, dst, Etag(), report ? &checked : nullptr);
+    if (wrong_size) {
+      return Status::BackupDamaged("data file " + display + " has " + std::to_string(*wrong_size) +
+                                   " bytes, the manifest declares " + std::to_string(declared));
+    }
     if (!r.ok()) {
       if (r.status().code() == ErrorCode::kBackupNotFound) {
         return Status::BackupDamaged("data file " + display + " is missing (" +
@@ -108,12 +118,12 @@ struct ObjectState {
   // GET, which for a random read is widened to whole blocks that then go into the cache. A
   // stream's ranges are not kept: they arrive at network speed, and writing them out would
   // cost more CPU than reading them did (and churn the cache).
-  Status Fetch(uint64_t offset, std::span<char> dst, bool streaming) {
-    if (!cache) return Get(offset, dst);
+  Status Fetch(uint64_t offset, std::span<char> dst, bool streaming, const SinkReport* report) {
+    if (!cache) return Get(offset, dst, report);
     RETURN_IF_ERROR(LearnVersion());
     const std::string known = Etag();
     if (!known.empty() && FromCache(known, offset, dst)) return Status::OK();
-    if (streaming) return Get(offset, dst);
+    if (streaming) return Get(offset, dst, report);
     const uint64_t kB = BlockCache::kBlockBytes;
     const uint64_t first = offset / kB * kB;
     const uint64_t end = std::min(declared, (offset + dst.size() + kB - 1) / kB * kB);
@@ -140,8 +150,9 @@ class S3DataFile final : public BackupDataFile {
  public:
   explicit S3DataFile(std::shared_ptr<ObjectState> state)
       : state_(state),
-        ahead_(state->declared, [state](uint64_t off, std::span<char> dst, bool streaming) {
-          return state->Fetch(off, dst, streaming);
+        ahead_(state->declared, [state](uint64_t off, std::span<char> dst, bool streaming,
+                                        const SinkReport* report) {
+          return state->Fetch(off, dst, streaming, report);
         }) {}
 
   StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {

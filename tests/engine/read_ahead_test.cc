@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -13,22 +14,37 @@
 namespace stitchfs::engine {
 namespace {
 
-// An object of `size` bytes whose byte i is i * 7 % 251, fetched by a counting function.
+// An object of `size` bytes whose byte i is i * 7 % 251, fetched by a counting function that
+// fills a range in 256 KiB pieces, reporting each to a stream's SinkReport. A fetch reaching
+// object offset `hold_at` waits there until `release`; one reaching `fail_at` fails there.
 struct FakeObject {
   uint64_t size;
   std::atomic<int> fetches{0}, fail_next{0};
-  std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> bytes{0}, hold_at{UINT64_MAX}, fail_at{UINT64_MAX};
+  std::atomic<bool> release{false}, stopped{false};
+  bool quiet = false;  // Reports nothing (as a range read from the block cache).
 
   RangeFetch Fetch() {
-    return [this](uint64_t off, std::span<char> dst, bool) -> Status {
+    return [this](uint64_t off, std::span<char> dst, bool, const SinkReport* report) -> Status {
       ++fetches;
       if (fail_next > 0) {
         --fail_next;
         return Status::IOError("injected", EIO);
       }
       EXPECT_LE(off + dst.size(), size);
-      for (size_t i = 0; i < dst.size(); ++i) dst[i] = static_cast<char>((off + i) * 7 % 251);
-      bytes += dst.size();
+      for (size_t done = 0; done < dst.size();) {
+        const size_t piece = std::min<size_t>(256 << 10, dst.size() - done);
+        while (off + done >= hold_at && !release) std::this_thread::yield();
+        if (off + done >= fail_at) return Status::IOError("injected midway", EIO);
+        for (size_t i = done; i < done + piece; ++i)
+          dst[i] = static_cast<char>((off + i) * 7 % 251);
+        done += piece;
+        bytes += piece;
+        if (report && !quiet && !(*report)(done, size)) {
+          stopped = true;
+          return Status::IOError("stopped", EIO);
+        }
+      }
       return Status::OK();
     };
   }
@@ -183,6 +199,83 @@ TEST(ReadAheadTest, LendsWhatAStreamFetchedAndNothingElse) {
   auto past = r.Lend(obj.size, 4096);  // At the end: nothing at all.
   ASSERT_TRUE(past.ok());
   EXPECT_TRUE(past->bytes.empty());
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
+
+namespace stitchfs::engine {
+namespace {
+
+// A range is read while it arrives: a reader of its first bytes does not wait for the rest.
+TEST(ReadAheadTest, ReadsARangeWhileItArrives) {
+  FakeObject obj{64 << 20};
+  obj.hold_at = 4 << 20;
+  ReadAhead r(obj.size, obj.Fetch());
+  r.Prefetch(0);  // One range of 32 MiB, held after 4 MiB.
+  std::string buf(1 << 20, '\0');
+  for (uint64_t off = 0; off < (4 << 20); off += buf.size()) {
+    ASSERT_TRUE(r.ReadAt(off, {buf.data(), buf.size()}).ok());
+    ASSERT_TRUE(FakeObject::Right(off, buf)) << off;
+  }
+  auto loan = r.Lend(3 << 20, 1 << 20);
+  ASSERT_TRUE(loan.ok());
+  EXPECT_TRUE(FakeObject::Right(3 << 20, std::string(loan->bytes)));
+  obj.release = true;
+  ASSERT_TRUE(r.ReadAt(30 << 20, {buf.data(), buf.size()}).ok());
+  EXPECT_TRUE(FakeObject::Right(30 << 20, buf));
+}
+
+// A fetch that succeeds without reporting its bytes still gives them all.
+TEST(ReadAheadTest, AnUnreportedRangeIsWholeWhenItEnds) {
+  FakeObject obj{40 << 20};
+  obj.quiet = true;
+  ReadAhead r(obj.size, obj.Fetch());
+  std::string buf(1 << 20, '\0');
+  for (uint64_t off = 0; off < obj.size; off += buf.size()) {
+    ASSERT_TRUE(r.ReadAt(off, {buf.data(), buf.size()}).ok()) << off;
+    ASSERT_TRUE(FakeObject::Right(off, buf)) << off;
+  }
+}
+
+// A range that fails midway: the bytes before the failure are good, a read past it fails, and
+// a later read there fetches again.
+TEST(ReadAheadTest, ARangeFailingMidwayKeepsWhatCameFirst) {
+  FakeObject obj{64 << 20};
+  obj.fail_at = 6 << 20;
+  ReadAhead r(obj.size, obj.Fetch());
+  r.Prefetch(0);
+  std::string buf(1 << 20, '\0');
+  ASSERT_TRUE(r.ReadAt(2 << 20, {buf.data(), buf.size()}).ok());
+  EXPECT_TRUE(FakeObject::Right(2 << 20, buf));
+  auto bad = r.ReadAt(6 << 20, {buf.data(), buf.size()});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("injected midway"), std::string::npos);
+  obj.fail_at = UINT64_MAX;
+  ASSERT_TRUE(r.ReadAt(6 << 20, {buf.data(), buf.size()}).ok());
+  EXPECT_TRUE(FakeObject::Right(6 << 20, buf));
+}
+
+// A reader that goes away stops the ranges still arriving instead of waiting for them.
+TEST(ReadAheadTest, ClosingStopsRangesInFlight) {
+  FakeObject obj{256 << 20};
+  obj.hold_at = 10 << 20;  // Past the reader, inside the ranges read ahead of it.
+  std::thread releaser;
+  {
+    ReadAhead r(obj.size, obj.Fetch());
+    std::string buf(1 << 20, '\0');
+    for (uint64_t off = 0; off < (8 << 20); off += buf.size()) {
+      ASSERT_TRUE(r.ReadAt(off, {buf.data(), buf.size()}).ok());
+    }
+    // Held fetches go on once the reader is gone; the next piece then hears of the stop.
+    releaser = std::thread([&obj] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      obj.release = true;
+    });
+  }
+  releaser.join();
+  EXPECT_TRUE(obj.stopped.load());
+  EXPECT_LT(obj.bytes.load(), uint64_t{40} << 20);
 }
 
 }  // namespace
