@@ -8,6 +8,7 @@
 #    and the best of three later ones;
 #  - sequential `cat` of the file through a fresh mount (best of 3) vs one `curl` fetching the
 #    N data objects in sequence to /dev/null (best of 3): ratio = curl / mount (target >= 0.8);
+#    and, for reference, vs the same curl piping the bytes into `cat` (a reader that takes them);
 #    with the CPU seconds each side and the server spent (on a small machine the server shares
 #    its cores with the reader, and both are CPU-bound);
 #  - random 4 KiB preads (readahead off) through a fresh mount, 1 and 4 threads, then the
@@ -85,6 +86,11 @@ list chain/ | grep '/grow\.bin ' >"$work/objects"
 curl_args=()
 while read -r key _; do curl_args+=(-o /dev/null "$URL/stitch/$key"); done <"$work/objects"
 fetch_all() { curl -sf "${SIGN[@]}" "${curl_args[@]}"; }
+# Reference: the same GETs with the bytes handed to a reading process (`cat`, as through a
+# mount), not dropped by curl itself; on a small machine that reader takes CPU from the server.
+urls=()
+while read -r key _; do urls+=("$URL/stitch/$key"); done <"$work/objects"
+fetch_to_reader() { curl -sf "${SIGN[@]}" "${urls[@]}" | cat >/dev/null; }
 awk '{ print "url = \"'"$URL"'/stitch/" $1 "\"" }' "$work/objects" |
   curl -sf "${SIGN[@]}" -K - | cmp - "$work/original"  # The objects are the file's pieces.
 
@@ -112,13 +118,14 @@ cpu_timed() {  # "real user+sys" of CMD
   r=$({ time "$@" >/dev/null 2>&1; } 2>&1)
   echo "$r" | awk '{ print $1, $2 + $3 }'
 }
-curl_s="" read_s="" cpu_curl="" cpu_daemon="" cpu_cat="" cpu_srv_curl="" cpu_srv_mount=""
+curl_s="" curl_reader_s="" read_s="" cpu_curl="" cpu_daemon="" cpu_cat="" cpu_srv_curl="" cpu_srv_mount=""
 for _ in 1 2 3; do
   s0=$(server_cpu)
   set -- $(cpu_timed fetch_all)
   curl_s=$(min "$curl_s" "$1")
   cpu_curl=$(min "$cpu_curl" "$2")
   cpu_srv_curl=$(min "$cpu_srv_curl" "$(since "$s0" "$(server_cpu)")")
+  curl_reader_s=$(min "$curl_reader_s" "$(timed fetch_to_reader)")
   "$STITCHFS" "$top" "$M"
   pid=$(pgrep -n -f "$top $M")
   d0=$(cpu_of "$pid")
@@ -209,4 +216,4 @@ fi
 
 scaled=""
 [ "$bytes" = "$requested" ] || scaled=",\"bytes_requested\":$requested,\"mem_available_mb\":$((avail >> 20))"
-echo "{\"bench\":\"s3_read\",\"backups\":$n,\"bytes\":$bytes$scaled,\"data_objects\":$n,\"chain_backup_s\":$chain_s,\"first_mount_s\":$mount_first,\"mount_s\":$mount_s,\"curl_s\":$curl_s,\"read_s\":$read_s,\"read_ratio\":$(ratio "$curl_s" "$read_s"),\"cpu_s\":{\"curl\":$cpu_curl,\"server_during_curl\":$cpu_srv_curl,\"stitchfs\":$cpu_daemon,\"cat\":$cpu_cat,\"server_during_mount\":$cpu_srv_mount},\"rand4k_curl_per_s\":$curl_rand,\"rand4k_mount_1t_per_s\":$rand1,\"rand4k_1t_ratio\":$(ratio "$rand1" "$curl_rand"),\"rand4k_mount_4t_per_s\":$rand4,\"rand4k_mount_cached_1t_per_s\":$rand_warm,\"rand4k_block_cache_1t_per_s\":$rand_block$peers}"
+echo "{\"bench\":\"s3_read\",\"backups\":$n,\"bytes\":$bytes$scaled,\"data_objects\":$n,\"chain_backup_s\":$chain_s,\"first_mount_s\":$mount_first,\"mount_s\":$mount_s,\"curl_s\":$curl_s,\"read_s\":$read_s,\"read_ratio\":$(ratio "$curl_s" "$read_s"),\"curl_to_reader_s\":$curl_reader_s,\"read_ratio_to_reader\":$(ratio "$curl_reader_s" "$read_s"),\"cpu_s\":{\"curl\":$cpu_curl,\"server_during_curl\":$cpu_srv_curl,\"stitchfs\":$cpu_daemon,\"cat\":$cpu_cat,\"server_during_mount\":$cpu_srv_mount},\"rand4k_curl_per_s\":$curl_rand,\"rand4k_mount_1t_per_s\":$rand1,\"rand4k_1t_ratio\":$(ratio "$rand1" "$curl_rand"),\"rand4k_mount_4t_per_s\":$rand4,\"rand4k_mount_cached_1t_per_s\":$rand_warm,\"rand4k_block_cache_1t_per_s\":$rand_block$peers}"
