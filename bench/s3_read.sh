@@ -18,6 +18,9 @@
 #    installed (bench/install-peers.sh): first and second sequential read, random 4 KiB reads.
 # radosgw keeps objects in RAM (memstore, 3 GiB at most): the chain and the plain object must
 # fit, so BYTES is scaled down when memory is short ("bytes_requested" in the JSON then).
+# STITCH_BENCH_PIN_SERVER=1: radosgw and its OSD run on CPU 0 only, and the readers (curl, the
+# mount's daemon, cat) on the other CPUs, as if the server were another machine; without it all
+# share every core (a reader's CPU is then taken from the server).
 # Usage: bench/s3_read.sh [BACKUPS=30] [BYTES=1073741824]
 source "$(dirname "$0")/common.sh"
 shopt -s inherit_errexit  # A failed check inside $(...) stops the run.
@@ -50,6 +53,12 @@ cleanup() {
 }
 trap cleanup EXIT
 start_radosgw
+CLIENT=()  # The prefix that runs a reader (on the readers' CPUs when the server is pinned).
+if [ "${STITCH_BENCH_PIN_SERVER:-0}" = 1 ]; then
+  [ "$(nproc)" -ge 2 ] || { echo "s3_read: pinning needs 2 CPUs" >&2; exit 1; }
+  for pid in $(cat "$rgw"/run/*.pid); do taskset -a -p -c 0 "$pid" >/dev/null; done
+  CLIENT=(taskset -c "1-$(($(nproc) - 1))")
+fi
 export STITCH_CACHE_DIR=$work/cache
 # Keys and sizes under a prefix ("KEY SIZE" lines; fewer than 1,000 here, one page).
 list() {
@@ -85,17 +94,17 @@ list chain/ | grep '/grow\.bin ' >"$work/objects"
 # Baseline: one curl GETs the N objects in order (one connection), to /dev/null.
 curl_args=()
 while read -r key _; do curl_args+=(-o /dev/null "$URL/stitch/$key"); done <"$work/objects"
-fetch_all() { curl -sf "${SIGN[@]}" "${curl_args[@]}"; }
+fetch_all() { "${CLIENT[@]}" curl -sf "${SIGN[@]}" "${curl_args[@]}"; }
 # Reference: the same GETs with the bytes handed to a reading process (`cat`, as through a
 # mount), not dropped by curl itself; on a small machine that reader takes CPU from the server.
 urls=()
 while read -r key _; do urls+=("$URL/stitch/$key"); done <"$work/objects"
-fetch_to_reader() { curl -sf "${SIGN[@]}" "${urls[@]}" | cat >/dev/null; }
+fetch_to_reader() { "${CLIENT[@]}" curl -sf "${SIGN[@]}" "${urls[@]}" | "${CLIENT[@]}" cat >/dev/null; }
 awk '{ print "url = \"'"$URL"'/stitch/" $1 "\"" }' "$work/objects" |
   curl -sf "${SIGN[@]}" -K - | cmp - "$work/original"  # The objects are the file's pieces.
 
 # Mount time: stitchfs until a stat through it returns; the first one fills the manifest cache.
-mount_stat() { "$STITCHFS" "$top" "$M" && stat "$M/grow.bin" >/dev/null; }
+mount_stat() { "${CLIENT[@]}" "$STITCHFS" "$top" "$M" && stat "$M/grow.bin" >/dev/null; }
 mount_first=$(timed mount_stat)
 fusermount3 -u "$M"
 mount_s=""
@@ -126,18 +135,18 @@ for _ in 1 2 3; do
   cpu_curl=$(min "$cpu_curl" "$2")
   cpu_srv_curl=$(min "$cpu_srv_curl" "$(since "$s0" "$(server_cpu)")")
   curl_reader_s=$(min "$curl_reader_s" "$(timed fetch_to_reader)")
-  "$STITCHFS" "$top" "$M"
+  "${CLIENT[@]}" "$STITCHFS" "$top" "$M"
   pid=$(pgrep -n -f "$top $M")
   d0=$(cpu_of "$pid")
   s0=$(server_cpu)
-  set -- $(cpu_timed cat "$M/grow.bin")
+  set -- $(cpu_timed "${CLIENT[@]}" cat "$M/grow.bin")
   read_s=$(min "$read_s" "$1")
   cpu_cat=$(min "$cpu_cat" "$2")
   cpu_srv_mount=$(min "$cpu_srv_mount" "$(since "$s0" "$(server_cpu)")")
   cpu_daemon=$(min "$cpu_daemon" "$(since "$d0" "$(cpu_of "$pid")")")
   fusermount3 -u "$M"
 done
-"$STITCHFS" "$top" "$M"
+"${CLIENT[@]}" "$STITCHFS" "$top" "$M"
 cmp "$M/grow.bin" "$work/original"  # A fresh mount's first read returns the right bytes.
 fusermount3 -u "$M"
 
@@ -151,18 +160,18 @@ awk -v n="$RANDOM_READS" -v blocks=$((bytes / 4096)) -v url="$URL/stitch/plain/g
     printf "aws-sigv4 = \"aws:amz:us-east-1:s3\"\nuser = \"%s\"\n", user
     printf "header = \"x-amz-content-sha256: UNSIGNED-PAYLOAD\"\n"
     if (i < n - 1) print "next" } }' >"$work/ranges.curl"
-curl_rand_s=$(timed curl -K "$work/ranges.curl")
+curl_rand_s=$(timed "${CLIENT[@]}" curl -K "$work/ranges.curl")
 curl_rand=$(awk -v n="$RANDOM_READS" -v s="$curl_rand_s" 'BEGIN{printf "%.0f", n / s}')
-"$STITCHFS" "$top" "$M"
-rand1=$("$PREAD" "$M/grow.bin" 1 "$RANDOM_READS")
-rand_warm=$("$PREAD" "$M/grow.bin" 1 "$RANDOM_READS")  # Same offsets: the kept page cache.
+"${CLIENT[@]}" "$STITCHFS" "$top" "$M"
+rand1=$("${CLIENT[@]}" "$PREAD" "$M/grow.bin" 1 "$RANDOM_READS")
+rand_warm=$("${CLIENT[@]}" "$PREAD" "$M/grow.bin" 1 "$RANDOM_READS")  # Same offsets: the kept page cache.
 fusermount3 -u "$M"
 # The same offsets through a fresh mount (no page cache): from stitch's on-disk block cache.
-"$STITCHFS" "$top" "$M"
-rand_block=$("$PREAD" "$M/grow.bin" 1 "$RANDOM_READS")
+"${CLIENT[@]}" "$STITCHFS" "$top" "$M"
+rand_block=$("${CLIENT[@]}" "$PREAD" "$M/grow.bin" 1 "$RANDOM_READS")
 fusermount3 -u "$M"
-"$STITCHFS" "$top" "$M"
-rand4=$("$PREAD" "$M/grow.bin" 4 $((RANDOM_READS / 4)))
+"${CLIENT[@]}" "$STITCHFS" "$top" "$M"
+rand4=$("${CLIENT[@]}" "$PREAD" "$M/grow.bin" 4 $((RANDOM_READS / 4)))
 fusermount3 -u "$M"
 
 # Peers: the plain object through rclone mount and s3fs (first read on a fresh mount, second
@@ -215,5 +224,6 @@ if command -v s3fs >/dev/null; then
 fi
 
 scaled=""
-[ "$bytes" = "$requested" ] || scaled=",\"bytes_requested\":$requested,\"mem_available_mb\":$((avail >> 20))"
+[ -z "${CLIENT[*]}" ] || scaled=",\"server_pinned_to_cpu0\":true"
+[ "$bytes" = "$requested" ] || scaled="$scaled,\"bytes_requested\":$requested,\"mem_available_mb\":$((avail >> 20))"
 echo "{\"bench\":\"s3_read\",\"backups\":$n,\"bytes\":$bytes$scaled,\"data_objects\":$n,\"chain_backup_s\":$chain_s,\"first_mount_s\":$mount_first,\"mount_s\":$mount_s,\"curl_s\":$curl_s,\"read_s\":$read_s,\"read_ratio\":$(ratio "$curl_s" "$read_s"),\"curl_to_reader_s\":$curl_reader_s,\"read_ratio_to_reader\":$(ratio "$curl_reader_s" "$read_s"),\"cpu_s\":{\"curl\":$cpu_curl,\"server_during_curl\":$cpu_srv_curl,\"stitchfs\":$cpu_daemon,\"cat\":$cpu_cat,\"server_during_mount\":$cpu_srv_mount},\"rand4k_curl_per_s\":$curl_rand,\"rand4k_mount_1t_per_s\":$rand1,\"rand4k_1t_ratio\":$(ratio "$rand1" "$curl_rand"),\"rand4k_mount_4t_per_s\":$rand4,\"rand4k_mount_cached_1t_per_s\":$rand_warm,\"rand4k_block_cache_1t_per_s\":$rand_block$peers}"

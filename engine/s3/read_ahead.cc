@@ -136,8 +136,13 @@ void ReadAhead::Stop(Stream& s) {
 
 void ReadAhead::TopUp(Stream& s) const {
   while (s.next_fetch < size_ && s.next_fetch < s.pos + s.window) {
-    const uint64_t len =
+    uint64_t len =
         std::min({std::clamp(s.window, o_.first_window, o_.max_chunk), size_ - s.next_fetch});
+    // A full-width range leaving less than half a range of the object takes that rest too: one
+    // GET less (each costs the server a start-up, and money on a paid service).
+    if (len == o_.max_chunk && size_ - s.next_fetch - len < o_.max_chunk / 2) {
+      len = size_ - s.next_fetch;
+    }
     Chunk c{s.next_fetch, len, std::make_shared<Bytes>(len), {}};
     c.done =
         std::async(std::launch::async, [fetch = fetch_, off = c.offset, len, b = c.bytes] {

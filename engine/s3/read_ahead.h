@@ -32,7 +32,7 @@ using RangeFetch = std::function<Status(uint64_t offset, std::span<char> dst, bo
 struct ReadAheadOptions {
   uint64_t first_window = 1 << 20;
   uint64_t max_window = 64 << 20;  // Bytes fetched ahead of a stream at most.
-  uint64_t max_chunk = 32 << 20;   // The largest single range request.
+  uint64_t max_chunk = 32 << 20;   // A range request (up to 1.5 times that to end the object).
   size_t max_streams = 4;          // Streams kept per object (several readers at once).
 };
 
