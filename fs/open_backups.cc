@@ -2,6 +2,9 @@
 
 #include <malloc.h>
 
+#include <chrono>
+#include <thread>
+
 namespace stitchfs::fs {
 
 OpenBackups::OpenBackups(std::string store, const StoreOptions& options, Log log)
@@ -15,11 +18,12 @@ OpenBackups::Opened& OpenBackups::State(uint64_t k) {
   return opened_[k - 1];
 }
 
-void OpenBackups::Rescan(bool force) {
+bool OpenBackups::Rescan(bool force) {
   std::unique_lock<std::mutex> lock(mu_);
   const engine::StoreChanges changes = index_.Rescan(lock, force);
   for (uint64_t k : changes.reset) State(k).view.reset();
   if (changes.scanned) DropStale();
+  return !changes.reset.empty();
 }
 
 namespace {
@@ -62,7 +66,8 @@ engine::ResolveOptions OpenBackups::Resolve() {
 }
 
 engine::StatusOr<std::shared_ptr<const BackupView>> OpenBackups::View(uint64_t k) {
-  for (int attempt = 0;; ++attempt) {
+  int quiet = 0;  // Failed attempts after which a rescan saw no change.
+  for (int attempt = 1;; ++attempt) {
     std::string path;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -79,12 +84,21 @@ engine::StatusOr<std::shared_ptr<const BackupView>> OpenBackups::View(uint64_t k
     // Outside the lock: slow.
     auto backup = engine::ResolvedBackup::Open(path, options_.chain, Resolve());
     bool again = false;
-    {
+    auto view = [&] {
       std::lock_guard<std::mutex> lock(mu_);
-      auto view = Install(k, std::move(backup), &again);
-      if (!again || attempt > 0) return view;
+      return Install(k, std::move(backup), &again);
+    }();
+    if (view.ok() || view.status().code() == engine::ErrorCode::kEntryNotFound ||
+        attempt >= kOpenAttempts) {
+      return view;
     }
-    Rescan(/*force=*/true);  // The folder changed since the last scan: look, then try again.
+    // The folder or a base's may be being rewritten in place (prune flattens a chain one level
+    // after another): look at the store again and retry at once if it changed, else a little
+    // later, twice; a backup that stays unreadable is an error after that.
+    if (!Rescan(/*force=*/true) && !again) {
+      if (++quiet > 2) return view;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20 * quiet));
+    }
   }
 }
 

@@ -39,11 +39,13 @@ class OpenBackups {
   OpenBackups(std::string store, const StoreOptions& options, Log log);
 
   // Rescans the store if a second has passed since the last scan, or now with `force`, and
-  // drops the views that made stale.
-  void Rescan(bool force);
+  // drops the views that made stale. True if a backup retired or was rewritten in place.
+  bool Rescan(bool force);
   // The opened backup of slot `k`, opening it if needed. kEntryNotFound if there is no such
   // slot or it has retired (the backup went, or another took its place); otherwise why it
-  // cannot be opened (kBackupDamaged, kBackupNotFound, ...).
+  // cannot be opened (kBackupDamaged, kBackupNotFound, ...). An open that fails while the
+  // store changes (a chain being flattened in place) is tried again, up to kOpenAttempts.
+  static constexpr int kOpenAttempts = 8;
   engine::StatusOr<std::shared_ptr<const BackupView>> View(uint64_t k);
   // `fn(const engine::StoreIndex&)`, under the lock.
   template <typename Fn>

@@ -243,4 +243,27 @@ expect_exit 1 "decoded again" -- "$STITCH" verify "$work/b0-tar.zst.tar.zst"
 check "decoded again after damage" "$STITCH" verify "$work/b0-tar.zst.tar.zst" >/dev/null
 check "no cache: tar.zst" env STITCH_CACHE_DIR=off "$STITCH" verify "$work/b0-tar.zst.tar.zst" >/dev/null
 
+# --- A build killed part-way (kill -9 while its temporary files exist): the next open builds
+# again (or uses what was renamed into place whole) and reads right.
+mkdir -p "$work/kill/src"
+seq 1 20000000 >"$work/kill/src/n.txt"
+"$STITCH" backup "$work/kill/src" "$work/kill/b" >/dev/null
+(cd "$work/kill/b" && tar -cf - . | gzip -1 >"$work/kill/b.tar.gz" && tar -cf - . | zstd -q -1 >"$work/kill/b.tar.zst")
+for f in tar.gz tar.zst; do
+  kc=$work/kill/cache-$f
+  STITCH_CACHE_DIR="$kc" "$STITCH" verify "$work/kill/b.$f" >/dev/null 2>&1 &
+  pid=$!
+  seen=""
+  for _ in $(seq 2500); do
+    if compgen -G "$kc/archives/*.tmp-*" >/dev/null; then seen=1 && break; fi
+    sleep 0.002
+  done
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  check "$f: killed while building its cache" test -n "$seen"
+  check "$f: the next open reads right" bash -c "STITCH_CACHE_DIR='$kc' '$STITCH' cat '$work/kill/b.$f' n.txt | cmp -s - '$work/kill/src/n.txt'"
+  check "$f: and verifies" bash -c "STITCH_CACHE_DIR='$kc' '$STITCH' verify '$work/kill/b.$f' >/dev/null"
+done
+rm -rf "$work/kill"
+
 finish
