@@ -234,6 +234,7 @@ StatusOr<RandomAccessFile::Loan> ReadAhead::Lend(uint64_t offset, size_t n) cons
   lock.unlock();
   const auto& [stream, chunk] = *found;
   const Status arrived = chunk.bytes->Await(end - chunk.offset);
+  if (!arrived.ok() && chunk.bytes->stop) return RandomAccessFile::Loan{};  // ReadAt fetches.
   lock.lock();
   if (!arrived.ok()) {
     DropStream(stream);  // A later read starts again and fetches anew.
@@ -262,6 +263,10 @@ StatusOr<size_t> ReadAhead::ReadAt(uint64_t offset, std::span<char> dst) const {
     const auto& [stream, chunk] = *found;
     const uint64_t take = std::min(chunk.offset + chunk.length, offset + n) - pos;
     if (Status arrived = chunk.bytes->Await(pos + take - chunk.offset); !arrived.ok()) {
+      if (chunk.bytes->stop) {  // Its stream was dropped under this read: fetch the rest alone.
+        RETURN_IF_ERROR(fetch_(pos, dst.subspan(done, n - done), /*streaming=*/false, nullptr));
+        return n;
+      }
       lock.lock();
       DropStream(stream);  // A later read starts again and fetches anew.
       return arrived;

@@ -280,3 +280,33 @@ TEST(ReadAheadTest, ClosingStopsRangesInFlight) {
 
 }  // namespace
 }  // namespace stitchfs::engine
+
+namespace stitchfs::engine {
+namespace {
+
+// A reader waiting on a range whose stream is dropped under it (here: evicted by newer streams)
+// still gets its bytes, fetched alone, not the stopped range's error.
+TEST(ReadAheadTest, AReaderOfADroppedStreamStillGetsItsBytes) {
+  FakeObject obj{256 << 20};
+  obj.hold_at = 2 << 20;
+  ReadAhead r(obj.size, obj.Fetch());
+  r.Prefetch(0);
+  std::string got(1 << 20, '\0');
+  std::thread reader([&] {
+    auto n = r.ReadAt(10 << 20, {got.data(), got.size()});
+    EXPECT_TRUE(n.ok()) << n.status().message();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // The reader waits.
+  std::thread releaser([&obj] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    obj.release = true;
+  });
+  for (uint64_t at : {100, 150, 200, 250}) r.Prefetch(at << 20);  // The 5th evicts the first.
+  releaser.join();
+  reader.join();
+  EXPECT_TRUE(obj.stopped.load());
+  EXPECT_TRUE(FakeObject::Right(10 << 20, got));
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
