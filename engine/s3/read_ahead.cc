@@ -1,79 +1,22 @@
 #include "engine/s3/read_ahead.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
-#include <new>
 #include <string>
-#include <tuple>
 #include <vector>
 
+#include "engine/s3/buffer_pool.h"
+
 namespace stitchfs::engine {
-
-namespace {
-
-// Range buffers kept for reuse: a fresh 16 MiB allocation costs page faults and the kernel's
-// zeroing of every page, about as much CPU as receiving the bytes. Thread-safe.
-class BufferPool {
- public:
-  static BufferPool& Get() {
-    static BufferPool* pool = new BufferPool();  // Never destroyed: buffers outlive statics.
-    return *pool;
-  }
-  // A buffer of at least `n` bytes (its capacity a power of two), not zero-filled.
-  std::pair<char*, size_t> Take(size_t n) {
-    size_t cap = kHugePage;
-    while (cap < n) cap <<= 1;
-    std::lock_guard<std::mutex> lock(mu_);
-    for (size_t i = 0; i < free_.size(); ++i) {
-      if (free_[i].second == cap) {
-        auto b = free_[i];
-        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
-        kept_ -= cap;
-        return b;
-      }
-    }
-    return {Allocate(cap), cap};
-  }
-  void Give(char* p, size_t cap) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (kept_ + cap > kMaxKept) {
-      std::free(p);
-      return;
-    }
-    free_.emplace_back(p, cap);
-    kept_ += cap;
-  }
-
- private:
-  // Aligned to, and advised as, huge pages: a 16 MiB buffer then costs 8 page faults, not 4096
-  // (a fresh mount's first reads fault in a whole window's worth of buffers).
-  static char* Allocate(size_t cap) {
-    void* p = std::aligned_alloc(kHugePage, cap);
-    if (p == nullptr) throw std::bad_alloc();
-    madvise(p, cap, MADV_HUGEPAGE);  // Advice only: without huge pages it is simply slower.
-    return static_cast<char*>(p);
-  }
-
-  static constexpr size_t kHugePage = 2 << 20;
-  static constexpr size_t kMaxKept = 64 << 20;
-  std::mutex mu_;
-  std::vector<std::pair<char*, size_t>> free_;
-  size_t kept_ = 0;
-};
-
-}  // namespace
 
 // A range's buffer, read while the fetch fills it: `state` is the count of bytes in place, with
 // kDone set once the fetch ended (then `status` is its result). Waiting on the one atomic
 // cannot miss the end, which changes it.
 struct ReadAhead::Bytes {
   static constexpr uint64_t kDone = uint64_t{1} << 63;
-  explicit Bytes(size_t n) { std::tie(data, capacity) = BufferPool::Get().Take(n); }
-  ~Bytes() { BufferPool::Get().Give(data, capacity); }
+  explicit Bytes(size_t n) : buffer(BufferPool::Shared().Take(n)), data(buffer.data) {}
+  ~Bytes() { BufferPool::Shared().Give(buffer); }
   Bytes(const Bytes&) = delete;
   Bytes& operator=(const Bytes&) = delete;
 
@@ -114,8 +57,8 @@ struct ReadAhead::Bytes {
     state.notify_all();
   }
 
-  char* data = nullptr;  // Not zero-filled: the fetch overwrites all of it.
-  size_t capacity = 0;
+  const BufferPool::Buffer buffer;
+  char* const data;  // Not zero-filled: the fetch overwrites all of it.
   mutable std::atomic<uint64_t> state{0};
   mutable std::atomic<uint64_t> wanted{UINT64_MAX};  // The least count a reader waits for.
   std::atomic<bool> stop{false};  // Asks the fetch to end (its stream was dropped).
