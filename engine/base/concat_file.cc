@@ -39,7 +39,7 @@ void ConcatFile::HintNext(size_t next, uint64_t end, uint64_t n) const {
   // is read soon.
   if (n >= kStreamingRead && next < segments_.size() && starts_[next] - end <= kPrefetchLead &&
       hinted_.exchange(next) != next) {
-    segments_[next].file->Prefetch(segments_[next].file_offset);
+    segments_[next].file->Prefetch(segments_[next].file_offset, segments_[next].length);
   }
 }
 
@@ -62,10 +62,12 @@ size_t ConcatFile::SegmentOf(uint64_t offset) const {
          1;
 }
 
-void ConcatFile::Prefetch(uint64_t offset) const {
+void ConcatFile::Prefetch(uint64_t offset, uint64_t length) const {
   if (offset >= size()) return;
   const size_t i = SegmentOf(offset);
-  segments_[i].file->Prefetch(segments_[i].file_offset + (offset - starts_[i]));
+  const uint64_t in_seg = offset - starts_[i];
+  segments_[i].file->Prefetch(segments_[i].file_offset + in_seg,
+                              std::min(length, segments_[i].length - in_seg));
 }
 
 std::shared_ptr<const RandomAccessFile> Concatenate(std::vector<Segment> segments) {

@@ -29,7 +29,7 @@ class ConcatFile final : public RandomAccessFile {
   // the next without waiting (and an object store's read-ahead starts there at full width).
   StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override;
   uint64_t size() const override { return starts_.empty() ? 0 : starts_.back(); }
-  void Prefetch(uint64_t offset) const override;
+  void Prefetch(uint64_t offset, uint64_t length) const override;
   // The segment's file's loan when the range lies within one segment.
   StatusOr<Loan> Lend(uint64_t offset, size_t n) const override;
   static constexpr uint64_t kPrefetchLead = 8 << 20;
@@ -39,7 +39,7 @@ class ConcatFile final : public RandomAccessFile {
  private:
   std::vector<Segment> segments_;
   std::vector<uint64_t> starts_;  // starts_[i] = logical offset of segment i; last = size.
-  size_t SegmentOf(uint64_t offset) const;        // REQUIRES: offset < size().
+  size_t SegmentOf(uint64_t offset) const;  // REQUIRES: offset < size().
   // Tells segment `next` to Prefetch if a read of `n` bytes ending at `end` streams near it.
   void HintNext(size_t next, uint64_t end, uint64_t n) const;
   mutable std::atomic<size_t> hinted_{SIZE_MAX};  // The segment last told to Prefetch.

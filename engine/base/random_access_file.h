@@ -27,10 +27,10 @@ class RandomAccessFile {
   // The logical length of the file.
   virtual uint64_t size() const = 0;
 
-  // A hint that a sequential reader will soon read on from `offset` (a stitched file's reader
-  // nearing the end of one segment, about to enter the next). A file fetched from afar may start
-  // fetching there; the default does nothing.
-  virtual void Prefetch(uint64_t /*offset*/) const {}
+  // A hint that a sequential reader will soon read about `length` bytes on from `offset` (a
+  // stitched file's reader nearing the end of one segment, about to enter the next). A file
+  // fetched from afar may start fetching there; the default does nothing.
+  virtual void Prefetch(uint64_t /*offset*/, uint64_t /*length*/) const {}
 
   // Bytes this file already holds in memory, lent instead of copied (a FUSE reply can be sent
   // from them): exactly min(n, size() - offset) bytes from `offset`, and the owner that keeps

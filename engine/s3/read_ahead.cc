@@ -28,18 +28,20 @@ struct ReadAhead::Bytes {
       if (v & kDone)
         return status.ok() ? Status::IOError("read ahead: range cut short", EIO) : status;
       // Ask to be woken at `n` (not at every piece), then look again before sleeping: either
-      // Filled sees the request or this sees its bytes.
+      // Filled sees the request or this sees its bytes. A lower request stands unless it is
+      // already met (its waiter is being woken, and Filled may not see this one).
       uint64_t w = wanted.load();
-      while (n < w && !wanted.compare_exchange_weak(w, n)) {
+      while ((n < w || w <= (v & ~kDone)) && !wanted.compare_exchange_weak(w, n)) {
       }
       if (state.load() == v) state.wait(v);
     }
   }
-  // The fetch's SinkReport: `n` bytes are in place.
+  // The fetch's SinkReport: `n` bytes are in place. Wakes the waiters once the least count
+  // asked for has come (the request is cleared unless a waiter just replaced it).
   bool Filled(uint64_t n) {
     state.store(n);
-    if (n >= wanted.load()) {
-      wanted.store(UINT64_MAX);
+    if (uint64_t w = wanted.load(); n >= w) {
+      wanted.compare_exchange_strong(w, UINT64_MAX);
       state.notify_all();
     }
     return !stop.load(std::memory_order_relaxed);
@@ -69,12 +71,20 @@ ReadAhead::ReadAhead(uint64_t size, RangeFetch fetch, ReadAheadOptions options)
     : size_(size), fetch_(std::move(fetch)), o_(options) {}
 
 ReadAhead::~ReadAhead() {
-  for (Stream& s : streams_) Stop(s);
+  for (Stream& s : streams_) {
+    for (Chunk& c : s.chunks) c.bytes->stop = true;
+  }
+  streams_.clear();  // Waits for the fetches, which end at their next piece or within a second.
 }
 
-void ReadAhead::Stop(Stream& s) {
-  for (Chunk& c : s.chunks) c.bytes->stop = true;
-  for (Chunk& c : s.chunks) c.done.wait();  // (Fetches hold no lock of ours.)
+void ReadAhead::Retire(Stream& s, std::vector<Chunk>* retired) {
+  while (!s.chunks.empty()) RetireFront(s, retired);
+}
+
+void ReadAhead::RetireFront(Stream& s, std::vector<Chunk>* retired) {
+  s.chunks.front().bytes->stop = true;  // No effect on a fetch that ended.
+  retired->push_back(std::move(s.chunks.front()));
+  s.chunks.pop_front();
 }
 
 void ReadAhead::TopUp(Stream& s) const {
@@ -90,14 +100,22 @@ void ReadAhead::TopUp(Stream& s) const {
     c.done =
         std::async(std::launch::async, [fetch = fetch_, off = c.offset, len, b = c.bytes] {
           const SinkReport report = [&b](uint64_t filled, uint64_t) { return b->Filled(filled); };
-          b->Finish(fetch(off, {b->data, len}, /*streaming=*/true, &report), len);
+          const StreamSink sink{&report, &b->stop};
+          Status st;
+          try {  // Readers wait for Finish: it must come whatever happens.
+            st = fetch(off, {b->data, len}, &sink);
+          } catch (const std::exception& e) {
+            st = Status::IOError(std::string("read ahead: ") + e.what(), ENOMEM);
+          }
+          b->Finish(std::move(st), len);
         }).share();
     s.chunks.push_back(std::move(c));
     s.next_fetch += len;
   }
 }
 
-std::optional<std::pair<uint64_t, ReadAhead::Chunk>> ReadAhead::ChunkFor(uint64_t pos) const {
+std::optional<std::pair<uint64_t, ReadAhead::Chunk>> ReadAhead::ChunkFor(
+    uint64_t pos, std::vector<Chunk>* retired) const {
   for (Stream& s : streams_) {
     for (const Chunk& c : s.chunks) {
       if (pos >= c.offset && pos < c.offset + c.length) {
@@ -112,16 +130,17 @@ std::optional<std::pair<uint64_t, ReadAhead::Chunk>> ReadAhead::ChunkFor(uint64_
   bool resumes = pos == 0 || pos == random_end_;
   for (const Stream& s : streams_) resumes = resumes || s.next_fetch == pos;
   if (!resumes) return std::nullopt;
-  Stream& s = NewStream(pos, o_.first_window);
+  Stream& s = NewStream(pos, o_.first_window, retired);
   return std::make_pair(s.id, s.chunks.front());
 }
 
-ReadAhead::Stream& ReadAhead::NewStream(uint64_t pos, uint64_t window) const {
+ReadAhead::Stream& ReadAhead::NewStream(uint64_t pos, uint64_t window,
+                                        std::vector<Chunk>* retired) const {
   if (streams_.size() >= o_.max_streams) {
     auto oldest =
         std::min_element(streams_.begin(), streams_.end(),
                          [](const Stream& a, const Stream& b) { return a.last_use < b.last_use; });
-    Stop(*oldest);
+    Retire(*oldest, retired);
     streams_.erase(oldest);
   }
   streams_.push_back(Stream{next_id_++, pos, pos, window, ++clock_, {}});
@@ -130,38 +149,41 @@ ReadAhead::Stream& ReadAhead::NewStream(uint64_t pos, uint64_t window) const {
   return s;
 }
 
-void ReadAhead::Prefetch(uint64_t offset) const {
+void ReadAhead::Prefetch(uint64_t offset, uint64_t length) const {
+  std::vector<Chunk> retired;  // Destroyed (its fetches waited for) after the lock is released.
   std::lock_guard<std::mutex> lock(mu_);
-  if (offset >= size_) return;
+  if (offset >= size_ || length == 0) return;
   for (const Stream& s : streams_) {
     if (s.next_fetch == offset) return;
     for (const Chunk& c : s.chunks) {
       if (offset >= c.offset && offset < c.offset + c.length) return;
     }
   }
-  NewStream(offset, o_.max_chunk);
+  NewStream(offset, std::clamp(length, o_.first_window, o_.max_chunk), &retired);
 }
 
-void ReadAhead::Consumed(uint64_t stream, const Chunk& c, uint64_t end) const {
+void ReadAhead::Consumed(uint64_t stream, uint64_t chunk_end, uint64_t end,
+                         std::vector<Chunk>* retired) const {
   for (Stream& s : streams_) {
     if (s.id != stream) continue;
     s.pos = std::max(s.pos, end);
-    if (end == c.offset + c.length) s.window = std::min(s.window * 2, o_.max_window);
+    if (end == chunk_end) s.window = std::min(s.window * 2, o_.max_window);
     // Keep 1 MiB behind the reader for small backward seeks; drop the rest, and everything once
-    // the reader is at the end (else each object read through would pin its last range).
+    // the reader is at the end (else each object read through would pin its last range). A
+    // range skipped by a reader seeking ahead is stopped.
     while (!s.chunks.empty() &&
            (s.chunks.front().offset + s.chunks.front().length + (1 << 20) <= s.pos ||
             s.pos == size_)) {
-      s.chunks.pop_front();
+      RetireFront(s, retired);
     }
     TopUp(s);
     return;
   }
 }
 
-void ReadAhead::DropStream(uint64_t stream) const {
+void ReadAhead::DropStream(uint64_t stream, std::vector<Chunk>* retired) const {
   for (Stream& s : streams_) {
-    if (s.id == stream) Stop(s);
+    if (s.id == stream) Retire(s, retired);
   }
   std::erase_if(streams_, [&](const Stream& s) { return s.id == stream; });
 }
@@ -169,55 +191,67 @@ void ReadAhead::DropStream(uint64_t stream) const {
 StatusOr<RandomAccessFile::Loan> ReadAhead::Lend(uint64_t offset, size_t n) const {
   if (offset >= size_ || n == 0) return RandomAccessFile::Loan{};
   const uint64_t end = std::min<uint64_t>(offset + n, size_);
+  std::vector<Chunk> retired;  // Destroyed after the lock is released (see Retire).
   std::unique_lock<std::mutex> lock(mu_);
-  auto found = ChunkFor(offset);
+  auto found = ChunkFor(offset, &retired);
   if (!found || end > found->second.offset + found->second.length) {
     return RandomAccessFile::Loan{};  // A random read, or one across ranges: ReadAt copies.
   }
   lock.unlock();
-  const auto& [stream, chunk] = *found;
+  const uint64_t stream = found->first;
+  Chunk chunk = std::move(found->second);
+  found.reset();
   const Status arrived = chunk.bytes->Await(end - chunk.offset);
   if (!arrived.ok() && chunk.bytes->stop) return RandomAccessFile::Loan{};  // ReadAt fetches.
+  const char* at = chunk.bytes->data + (offset - chunk.offset);
+  RandomAccessFile::Loan loan{std::string_view(at, end - offset), chunk.bytes};
+  const uint64_t chunk_end = chunk.offset + chunk.length;
+  retired.push_back(std::move(chunk));  // Not the last owner of its fetch under the lock.
   lock.lock();
   if (!arrived.ok()) {
-    DropStream(stream);  // A later read starts again and fetches anew.
+    DropStream(stream, &retired);  // A later read starts again and fetches anew.
     return arrived;
   }
-  Consumed(stream, chunk, end);
-  const char* at = chunk.bytes->data + (offset - chunk.offset);
-  return RandomAccessFile::Loan{std::string_view(at, end - offset), chunk.bytes};
+  Consumed(stream, chunk_end, end, &retired);
+  return loan;
 }
 
 StatusOr<size_t> ReadAhead::ReadAt(uint64_t offset, std::span<char> dst) const {
   if (offset >= size_) return size_t{0};
   const uint64_t n = std::min<uint64_t>(dst.size(), size_ - offset);
+  std::vector<Chunk> retired;  // Destroyed after the lock is released (see Retire).
   uint64_t done = 0;
   while (done < n) {
     const uint64_t pos = offset + done;
     std::unique_lock<std::mutex> lock(mu_);
-    auto found = ChunkFor(pos);
+    auto found = ChunkFor(pos, &retired);
     if (!found) {
       random_end_ = offset + n;
       lock.unlock();
-      RETURN_IF_ERROR(fetch_(pos, dst.subspan(done, n - done), /*streaming=*/false, nullptr));
+      RETURN_IF_ERROR(fetch_(pos, dst.subspan(done, n - done), nullptr));
       return n;
     }
     lock.unlock();
-    const auto& [stream, chunk] = *found;
+    const uint64_t stream = found->first;
+    Chunk chunk = std::move(found->second);
+    found.reset();
     const uint64_t take = std::min(chunk.offset + chunk.length, offset + n) - pos;
-    if (Status arrived = chunk.bytes->Await(pos + take - chunk.offset); !arrived.ok()) {
-      if (chunk.bytes->stop) {  // Its stream was dropped under this read: fetch the rest alone.
-        RETURN_IF_ERROR(fetch_(pos, dst.subspan(done, n - done), /*streaming=*/false, nullptr));
-        return n;
-      }
-      lock.lock();
-      DropStream(stream);  // A later read starts again and fetches anew.
+    const uint64_t chunk_end = chunk.offset + chunk.length;
+    const Status arrived = chunk.bytes->Await(pos + take - chunk.offset);
+    if (arrived.ok()) {
+      std::memcpy(dst.data() + done, chunk.bytes->data + (pos - chunk.offset), take);
+    } else if (chunk.bytes->stop) {  // Its stream was dropped under this read: fetch alone.
+      RETURN_IF_ERROR(fetch_(pos, dst.subspan(done, n - done), nullptr));
+      return n;
+    }
+    retired.push_back(std::move(chunk));
+    lock.lock();
+    if (!arrived.ok()) {
+      DropStream(stream, &retired);  // A later read starts again and fetches anew.
       return arrived;
     }
-    std::memcpy(dst.data() + done, chunk.bytes->data + (pos - chunk.offset), take);
     done += take;
-    lock.lock();
-    Consumed(stream, chunk, pos + take);
+    Consumed(stream, chunk_end, pos + take, &retired);
   }
   return n;
 }

@@ -6,6 +6,7 @@
 // elsewhere fetches just its range.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -22,12 +23,19 @@
 
 namespace stitchfs::engine {
 
+// A streaming fetch's reader: `report` is told as bytes arrive (SinkReport; false stops the
+// fetch), and once `*cancel` is set the fetch should end as soon as it can, also while it
+// waits for an answer or to retry (its range is no longer wanted).
+struct StreamSink {
+  const SinkReport* report = nullptr;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
 // Fills all of `dst` with the object's bytes from `offset` (the caller never asks past the
-// end), or fails. `streaming`: the range is read ahead for a sequential reader (not asked for
-// by a random read); then `report` is set, to be told as bytes arrive (SinkReport) and to stop
-// the fetch when it returns false.
-using RangeFetch = std::function<Status(uint64_t offset, std::span<char> dst, bool streaming,
-                                        const SinkReport* report)>;
+// end), or fails. `stream`: set when the range is read ahead for a sequential reader; null for
+// a random read, whose caller waits for it.
+using RangeFetch =
+    std::function<Status(uint64_t offset, std::span<char> dst, const StreamSink* stream)>;
 
 struct ReadAheadOptions {
   uint64_t first_window = 1 << 20;
@@ -40,14 +48,15 @@ struct ReadAheadOptions {
 class ReadAhead {
  public:
   ReadAhead(uint64_t size, RangeFetch fetch, ReadAheadOptions options = {});
-  ~ReadAhead();  // Waits for the ranges in flight.
+  ~ReadAhead();  // Stops the ranges in flight and waits for them to end.
 
   // RandomAccessFile's contract: exactly min(dst.size(), size - offset) bytes, or an error
   // (a failed range fails only the reads that need it; a later read fetches it again).
   StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const;
-  // A sequential reader will soon come to `offset` (RandomAccessFile::Prefetch): a stream starts
-  // there now, at full width (one max_chunk range), unless one already covers it.
-  void Prefetch(uint64_t offset) const;
+  // A sequential reader will soon read about `length` bytes from `offset`
+  // (RandomAccessFile::Prefetch): a stream starts there now, its first range as long as that
+  // (from first_window up to max_chunk), unless one already covers it.
+  void Prefetch(uint64_t offset, uint64_t length) const;
   // RandomAccessFile::Lend: the range if it lies within one range a stream fetched.
   StatusOr<RandomAccessFile::Loan> Lend(uint64_t offset, size_t n) const;
 
@@ -63,17 +72,24 @@ class ReadAhead {
     std::deque<Chunk> chunks;
   };
 
+  // The private methods require mu_. Chunks they take out of streams go to `retired`, stopped,
+  // for the caller to destroy after releasing mu_: a chunk's future is std::async's, whose last
+  // copy waits for its fetch to end.
+
   // The chunk holding `pos`, topping its stream up; starts a stream at `pos` if a read ended
-  // there. nullopt: no stream wants `pos` (a random read). Requires mu_.
-  std::optional<std::pair<uint64_t, Chunk>> ChunkFor(uint64_t pos) const;
+  // there. nullopt: no stream wants `pos` (a random read).
+  std::optional<std::pair<uint64_t, Chunk>> ChunkFor(uint64_t pos,
+                                                     std::vector<Chunk>* retired) const;
   void TopUp(Stream& s) const;
   // A new stream at `pos` with `window`, the least recently used one dropped beyond
-  // max_streams. Requires mu_.
-  Stream& NewStream(uint64_t pos, uint64_t window) const;
-  void Consumed(uint64_t stream, const Chunk& c, uint64_t end) const;
-  void DropStream(uint64_t stream) const;
-  // Stops a stream's fetches and waits for them to end.
-  static void Stop(Stream& s);
+  // max_streams.
+  Stream& NewStream(uint64_t pos, uint64_t window, std::vector<Chunk>* retired) const;
+  // A reader of `stream` got the bytes before `end` from a chunk ending at `chunk_end`.
+  void Consumed(uint64_t stream, uint64_t chunk_end, uint64_t end,
+                std::vector<Chunk>* retired) const;
+  void DropStream(uint64_t stream, std::vector<Chunk>* retired) const;
+  static void Retire(Stream& s, std::vector<Chunk>* retired);
+  static void RetireFront(Stream& s, std::vector<Chunk>* retired);
 
   const uint64_t size_;
   const RangeFetch fetch_;

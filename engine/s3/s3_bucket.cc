@@ -31,10 +31,12 @@ StatusOr<S3Response> S3Bucket::Expect2xx(const S3Request& req, const std::string
   return r;
 }
 
-StatusOr<std::optional<S3Object>> S3Bucket::Head(const std::string& key) const {
+StatusOr<std::optional<S3Object>> S3Bucket::Head(const std::string& key,
+                                                 const std::atomic<bool>* cancel) const {
   S3Request req;
   req.method = "HEAD";
   req.key = key;
+  req.cancel = cancel;
   ASSIGN_OR_RETURN(S3Response r, client_->Send(req));
   if (r.status == 404) {
     // A HEAD has no body: tell a missing bucket from a missing object by asking the bucket.
@@ -51,9 +53,11 @@ StatusOr<std::optional<S3Object>> S3Bucket::Head(const std::string& key) const {
 }
 
 StatusOr<S3Range> S3Bucket::GetRange(const std::string& key, uint64_t offset, std::span<char> dst,
-                                     const std::string& if_match, const SinkReport* report) const {
+                                     const std::string& if_match, const SinkReport* report,
+                                     const std::atomic<bool>* cancel) const {
   S3Request req;
   req.key = key;
+  req.cancel = cancel;
   req.range_offset = offset;
   req.range_length = dst.size();
   req.sink = dst;
@@ -65,6 +69,10 @@ StatusOr<S3Range> S3Bucket::GetRange(const std::string& key, uint64_t offset, st
     return S3Range{0, r.total_size.value_or(offset), r.etag};
   }
   if (r.status / 100 != 2) return ErrorFor(r, what);
+  if (r.status == 200 &&
+      (offset > 0 || r.sink_overflow || r.content_length.value_or(0) > dst.size())) {
+    return Status::IOError(what + " at " + client_->display() + ": the server ignored Range", EIO);
+  }
   if (r.sink_overflow) {
     return Status::BackupDamaged(what + " at " + client_->display() + ": more bytes than asked");
   }
@@ -74,9 +82,6 @@ StatusOr<S3Range> S3Bucket::GetRange(const std::string& key, uint64_t offset, st
   }
   uint64_t total = r.total_size.value_or(0);
   if (r.status == 200) total = r.content_length.value_or(r.sink_bytes);  // Range ignored.
-  if (r.status == 200 && offset > 0) {
-    return Status::IOError(what + " at " + client_->display() + ": the server ignored Range", EIO);
-  }
   const uint64_t want = offset >= total ? 0 : std::min<uint64_t>(dst.size(), total - offset);
   if (r.sink_bytes != want) {
     return Status::IOError(what + " at " + client_->display() + ": got " +

@@ -4,6 +4,7 @@
 // BACKUP_DAMAGED; a server that stays unreachable is an I/O error.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <span>
@@ -44,15 +45,17 @@ class S3Bucket {
       : client_(std::move(client)), name_(std::move(name)) {}
   const std::string& name() const { return name_; }
 
-  // The object `key`, or nullopt if there is none.
-  StatusOr<std::optional<S3Object>> Head(const std::string& key) const;
+  // The object `key`, or nullopt if there is none. `cancel`: see S3Request.
+  StatusOr<std::optional<S3Object>> Head(const std::string& key,
+                                         const std::atomic<bool>* cancel = nullptr) const;
   // Up to dst.size() bytes of `key` from `offset` (fewer only at the object's end). With
   // `if_match`, kBackupDamaged if the object is no longer that version. kBackupNotFound if
   // there is no such object. `report` (optional): see SinkReport; a transfer it stops ends
-  // short (kIOError).
+  // short (kIOError); so does one `cancel` ends (see S3Request). A server that ignores Range is
+  // kIOError, never a damaged object.
   StatusOr<S3Range> GetRange(const std::string& key, uint64_t offset, std::span<char> dst,
-                             const std::string& if_match = "",
-                             const SinkReport* report = nullptr) const;
+                             const std::string& if_match = "", const SinkReport* report = nullptr,
+                             const std::atomic<bool>* cancel = nullptr) const;
   // The whole object, refused (kBackupDamaged) if longer than `max_size`; nullopt if none.
   StatusOr<std::optional<std::string>> GetAll(const std::string& key, uint64_t max_size,
                                               std::string* etag = nullptr) const;

@@ -141,6 +141,13 @@ struct S3Client::Attempt {
     return false;
   }
 
+  // curl's progress callback, called often while bytes flow and about once a second while
+  // they do not: non-zero ends the transfer (S3Request::cancel).
+  static int OnProgress(void* self, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    const auto* a = static_cast<const Attempt*>(self);
+    return a->request->cancel->load(std::memory_order_relaxed) ? 1 : 0;
+  }
+
   static size_t OnRead(char* buf, size_t size, size_t n, void* self) {
     auto* a = static_cast<Attempt*>(self);
     const std::string_view body = a->request->body;
@@ -175,6 +182,24 @@ class S3Client::Pool {
   std::mutex mu_;
   std::vector<CurlPtr> free_;
 };
+
+namespace {
+
+Status Cancelled() { return Status::IOError("cancelled", ECANCELED); }
+
+// Sleeps `d`, in slices, unless request.cancel is or becomes true (then false, at once).
+bool SleepUnlessCancelled(const S3Request& request, std::chrono::milliseconds d) {
+  constexpr std::chrono::milliseconds kSlice{20};
+  const auto until = std::chrono::steady_clock::now() + d;
+  for (;;) {
+    if (request.cancel != nullptr && request.cancel->load()) return false;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= until) return true;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(kSlice, until - now));
+  }
+}
+
+}  // namespace
 
 bool IsRetryableStatus(long status) {
   return status == 500 || status == 502 || status == 503 || status == 504 || status == 429;
@@ -270,6 +295,11 @@ StatusOr<S3Response> S3Client::SendOnce(const S3Request& request, Reported* repo
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &a);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &Attempt::OnBody);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
+  if (request.cancel != nullptr) {
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, &Attempt::OnProgress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &a);
+  }
   const std::string_view method = request.method;
   if (method == "HEAD") {
     curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
@@ -291,6 +321,7 @@ StatusOr<S3Response> S3Client::SendOnce(const S3Request& request, Reported* repo
   pool_->sent += a.body_sent + (method == "POST" ? request.body.size() : 0);
   pool_->received += a.response.sink_bytes + a.response.body.size();
   const bool stopped = a.response.sink_overflow || a.response.sink_stopped;
+  if (rc == CURLE_ABORTED_BY_CALLBACK) return Cancelled();
   if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && stopped)) {
     *curl_error = std::string(curl_easy_strerror(rc)) + (error[0] ? std::string(": ") + error : "");
     if (!IsRetryableCurl(rc)) return Status::IOError(*curl_error, EIO);
@@ -317,6 +348,10 @@ StatusOr<S3Response> S3Client::Send(const S3Request& request) const {
   for (int attempt = 1;; ++attempt) {
     std::string curl_error;
     auto r = SendOnce(request, &reported, &curl_error);
+    if (!r.ok() && r.status().sys_errno() == ECANCELED) {
+      return r.status().WithPrefix("S3 " + std::string(request.method) + " " + display_ + "/" +
+                                   EscapeForMessage(request.key) + ": ");
+    }
     const bool retry_io = !r.ok() && r.status().sys_errno() == EAGAIN;
     if (!r.ok() && !retry_io) {
       return Status::IOError("S3 " + std::string(request.method) + " " + display_ + "/" +
@@ -329,7 +364,10 @@ StatusOr<S3Response> S3Client::Send(const S3Request& request) const {
     pool_->retries++;
     const int sleep =
         backoff / 2 + static_cast<int>(jitter() % static_cast<unsigned>(backoff / 2 + 1));
-    std::this_thread::sleep_for(std::chrono::milliseconds(sleep));
+    if (!SleepUnlessCancelled(request, std::chrono::milliseconds(sleep))) {
+      return Cancelled().WithPrefix("S3 " + std::string(request.method) + " " + display_ + "/" +
+                                    EscapeForMessage(request.key) + ": ");
+    }
     backoff = std::min(backoff * 2, 5000);
   }
   return Status::IOError("S3 " + std::string(request.method) + " " + display_ + "/" +

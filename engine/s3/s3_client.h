@@ -5,6 +5,7 @@
 // jittered backoff. What an answer means is s3_objects.h's business.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,6 +37,9 @@ struct S3Request {
   // If not empty, a 2xx body goes here (up to its size; more is an error) instead of `body`.
   std::span<char> sink;
   const SinkReport* report = nullptr;  // Optional, with `sink`.
+  // Optional: once it is true, the request ends as soon as it can (within about a second while
+  // it waits for bytes, before any retry) with kIOError and errno ECANCELED.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct S3Response {

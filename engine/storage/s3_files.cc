@@ -32,13 +32,15 @@ struct ObjectState {
 
   // One ranged GET of exactly dst.size() bytes, checked against the manifest's length (before
   // `report`, if given, hears of any byte: a reader never sees those of a wrong object).
-  Status Get(uint64_t offset, std::span<char> dst, const SinkReport* report = nullptr) {
+  Status Get(uint64_t offset, std::span<char> dst, const StreamSink* stream = nullptr) {
+    const SinkReport* report = stream ? stream->report : nullptr;
     std::optional<uint64_t> wrong_size;
     const SinkReport checked = [&](uint64_t filled, uint64_t size) {
       if (size != declared) wrong_size = size;
       return !wrong_size && (*report)(filled, size);
     };
-    auto r = bucket->GetRange(key, offset, dst, Etag(), report ? &checked : nullptr);
+    auto r = bucket->GetRange(key, offset, dst, Etag(), report ? &checked : nullptr,
+                              stream ? stream->cancel : nullptr);
     if (wrong_size) {
       return Status::BackupDamaged("data file " + display + " has " + std::to_string(*wrong_size) +
                                    " bytes, the manifest declares " + std::to_string(declared));
@@ -99,9 +101,9 @@ struct ObjectState {
 
   // Before the first GET of a file whose blocks the cache may hold: one HEAD tells whether
   // they are of the version there now (a replaced object must never be served from them).
-  Status LearnVersion() {
+  Status LearnVersion(const std::atomic<bool>* cancel) {
     if (!Etag().empty() || CachedVersion().empty()) return Status::OK();
-    auto head = bucket->Head(key);
+    auto head = bucket->Head(key, cancel);
     if (!head.ok()) return head.status().WithPrefix("data file " + display + ": ");
     if (!*head) return Status::BackupDamaged("data file " + display + " is missing");
     if ((*head)->size != declared) {
@@ -118,12 +120,12 @@ struct ObjectState {
   // GET, which for a random read is widened to whole blocks that then go into the cache. A
   // stream's ranges are not kept: they arrive at network speed, and writing them out would
   // cost more CPU than reading them did (and churn the cache).
-  Status Fetch(uint64_t offset, std::span<char> dst, bool streaming, const SinkReport* report) {
-    if (!cache) return Get(offset, dst, report);
-    RETURN_IF_ERROR(LearnVersion());
+  Status Fetch(uint64_t offset, std::span<char> dst, const StreamSink* stream) {
+    if (!cache) return Get(offset, dst, stream);
+    RETURN_IF_ERROR(LearnVersion(stream ? stream->cancel : nullptr));
     const std::string known = Etag();
     if (!known.empty() && FromCache(known, offset, dst)) return Status::OK();
-    if (streaming) return Get(offset, dst, report);
+    if (stream) return Get(offset, dst, stream);
     const uint64_t kB = BlockCache::kBlockBytes;
     const uint64_t first = offset / kB * kB;
     const uint64_t end = std::min(declared, (offset + dst.size() + kB - 1) / kB * kB);
@@ -150,16 +152,18 @@ class S3DataFile final : public BackupDataFile {
  public:
   explicit S3DataFile(std::shared_ptr<ObjectState> state)
       : state_(state),
-        ahead_(state->declared, [state](uint64_t off, std::span<char> dst, bool streaming,
-                                        const SinkReport* report) {
-          return state->Fetch(off, dst, streaming, report);
-        }) {}
+        ahead_(state->declared,
+               [state](uint64_t off, std::span<char> dst, const StreamSink* stream) {
+                 return state->Fetch(off, dst, stream);
+               }) {}
 
   StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
     return ahead_.ReadAt(offset, dst);
   }
   uint64_t size() const override { return state_->declared; }
-  void Prefetch(uint64_t offset) const override { ahead_.Prefetch(offset); }
+  void Prefetch(uint64_t offset, uint64_t length) const override {
+    ahead_.Prefetch(offset, length);
+  }
   StatusOr<Loan> Lend(uint64_t offset, size_t n) const override { return ahead_.Lend(offset, n); }
   const std::string& display_name() const override { return state_->display; }
   const ObjectState& state() const { return *state_; }

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <future>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,16 +18,18 @@ namespace {
 
 // An object of `size` bytes whose byte i is i * 7 % 251, fetched by a counting function that
 // fills a range in 256 KiB pieces, reporting each to a stream's SinkReport. A fetch reaching
-// object offset `hold_at` waits there until `release`; one reaching `fail_at` fails there.
+// object offset `hold_at` (and below `hold_until`) waits there until `release`, or until its
+// stream sink cancels it; one reaching `fail_at` fails there.
 struct FakeObject {
   uint64_t size;
   std::atomic<int> fetches{0}, fail_next{0};
-  std::atomic<uint64_t> bytes{0}, hold_at{UINT64_MAX}, fail_at{UINT64_MAX};
-  std::atomic<bool> release{false}, stopped{false};
+  std::atomic<uint64_t> bytes{0}, hold_at{UINT64_MAX}, hold_until{UINT64_MAX}, fail_at{UINT64_MAX};
+  std::atomic<bool> release{false}, stopped{false}, cancelled{false};
   bool quiet = false;  // Reports nothing (as a range read from the block cache).
 
   RangeFetch Fetch() {
-    return [this](uint64_t off, std::span<char> dst, bool, const SinkReport* report) -> Status {
+    return [this](uint64_t off, std::span<char> dst, const StreamSink* stream) -> Status {
+      const SinkReport* report = stream ? stream->report : nullptr;
       ++fetches;
       if (fail_next > 0) {
         --fail_next;
@@ -34,7 +38,13 @@ struct FakeObject {
       EXPECT_LE(off + dst.size(), size);
       for (size_t done = 0; done < dst.size();) {
         const size_t piece = std::min<size_t>(256 << 10, dst.size() - done);
-        while (off + done >= hold_at && !release) std::this_thread::yield();
+        while (off + done >= hold_at && off + done < hold_until && !release) {
+          if (stream && stream->cancel->load()) {  // As S3Client does, within about a second.
+            cancelled = true;
+            return Status::IOError("cancelled", ECANCELED);
+          }
+          std::this_thread::yield();
+        }
         if (off + done >= fail_at) return Status::IOError("injected midway", EIO);
         for (size_t i = done; i < done + piece; ++i)
           dst[i] = static_cast<char>((off + i) * 7 % 251);
@@ -127,8 +137,8 @@ namespace {
 TEST(ReadAheadTest, PrefetchStartsAFullWidthStreamTheReaderThenUses) {
   FakeObject obj{40 << 20};
   ReadAhead r(obj.size, obj.Fetch());
-  r.Prefetch(0);
-  r.Prefetch(0);  // Once is enough.
+  r.Prefetch(0, obj.size);
+  r.Prefetch(0, obj.size);  // Once is enough.
   std::string buf(128 << 10, '\0');
   for (uint64_t off = 0; off < (16 << 20); off += buf.size()) {
     ASSERT_TRUE(r.ReadAt(off, {buf.data(), buf.size()}).ok());
@@ -147,8 +157,11 @@ class HintedFile final : public RandomAccessFile {
     return n;
   }
   uint64_t size() const override { return size_; }
-  void Prefetch(uint64_t offset) const override { hints.push_back(offset); }
-  mutable std::vector<uint64_t> hints;
+  void Prefetch(uint64_t offset, uint64_t length) const override {
+    hints.push_back(offset);
+    hint_lengths.push_back(length);
+  }
+  mutable std::vector<uint64_t> hints, hint_lengths;
 
  private:
   uint64_t size_;
@@ -167,6 +180,7 @@ TEST(ConcatPrefetchTest, StreamingReadsNearASegmentEndHintTheNext) {
   ASSERT_TRUE(f.ReadAt((15 << 20) + buf.size(), buf).ok());
   ASSERT_EQ(b->hints.size(), 1u);  // Once, at where segment 2 starts in its file.
   EXPECT_EQ(b->hints[0], uint64_t{5} << 20);
+  EXPECT_EQ(b->hint_lengths[0], uint64_t{20} << 20);  // Only the segment is wanted.
 }
 
 }  // namespace
@@ -212,7 +226,7 @@ TEST(ReadAheadTest, ReadsARangeWhileItArrives) {
   FakeObject obj{64 << 20};
   obj.hold_at = 4 << 20;
   ReadAhead r(obj.size, obj.Fetch());
-  r.Prefetch(0);  // One range of 32 MiB, held after 4 MiB.
+  r.Prefetch(0, obj.size);  // One range of 32 MiB, held after 4 MiB.
   std::string buf(1 << 20, '\0');
   for (uint64_t off = 0; off < (4 << 20); off += buf.size()) {
     ASSERT_TRUE(r.ReadAt(off, {buf.data(), buf.size()}).ok());
@@ -244,7 +258,7 @@ TEST(ReadAheadTest, ARangeFailingMidwayKeepsWhatCameFirst) {
   FakeObject obj{64 << 20};
   obj.fail_at = 6 << 20;
   ReadAhead r(obj.size, obj.Fetch());
-  r.Prefetch(0);
+  r.Prefetch(0, obj.size);
   std::string buf(1 << 20, '\0');
   ASSERT_TRUE(r.ReadAt(2 << 20, {buf.data(), buf.size()}).ok());
   EXPECT_TRUE(FakeObject::Right(2 << 20, buf));
@@ -274,7 +288,7 @@ TEST(ReadAheadTest, ClosingStopsRangesInFlight) {
     });
   }
   releaser.join();
-  EXPECT_TRUE(obj.stopped.load());
+  EXPECT_TRUE(obj.stopped.load() || obj.cancelled.load());
   EXPECT_LT(obj.bytes.load(), uint64_t{40} << 20);
 }
 
@@ -290,7 +304,7 @@ TEST(ReadAheadTest, AReaderOfADroppedStreamStillGetsItsBytes) {
   FakeObject obj{256 << 20};
   obj.hold_at = 2 << 20;
   ReadAhead r(obj.size, obj.Fetch());
-  r.Prefetch(0);
+  r.Prefetch(0, obj.size);
   std::string got(1 << 20, '\0');
   std::thread reader([&] {
     auto n = r.ReadAt(10 << 20, {got.data(), got.size()});
@@ -301,11 +315,75 @@ TEST(ReadAheadTest, AReaderOfADroppedStreamStillGetsItsBytes) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     obj.release = true;
   });
-  for (uint64_t at : {100, 150, 200, 250}) r.Prefetch(at << 20);  // The 5th evicts the first.
+  for (uint64_t at : {100, 150, 200, 250})
+    r.Prefetch(at << 20, obj.size);  // The 5th evicts the first.
   releaser.join();
   reader.join();
-  EXPECT_TRUE(obj.stopped.load());
+  EXPECT_TRUE(obj.stopped.load() || obj.cancelled.load());
   EXPECT_TRUE(FakeObject::Right(10 << 20, got));
+}
+
+// A file closed while a range is stalled (no bytes, no error: a server gone quiet) does not
+// wait for the stall timeout: the range is cancelled.
+TEST(ReadAheadTest, ClosingDoesNotWaitForAStalledRange) {
+  FakeObject obj{64 << 20};
+  obj.hold_at = 1 << 20;
+  auto r = std::make_unique<ReadAhead>(obj.size, obj.Fetch());
+  r->Prefetch(0, obj.size);
+  while (obj.bytes.load() < (1u << 20)) std::this_thread::yield();
+  auto closed = std::async(std::launch::async, [&r] { r.reset(); });
+  const bool in_time = closed.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  obj.release = true;  // (Lets a failing run end.)
+  EXPECT_TRUE(in_time);
+  EXPECT_TRUE(obj.cancelled.load());
+}
+
+// A reader that seeks ahead past a range still arriving stops that range, and neither it nor
+// other readers wait for it (it was once waited for under the lock every reader needs).
+TEST(ReadAheadTest, ARangeSkippedByASeekIsStoppedNotWaitedFor) {
+  FakeObject obj{64 << 20};
+  obj.hold_at = 3584 << 10;  // Inside the range [3, 5) MiB, which then stalls.
+  obj.hold_until = 5 << 20;
+  ReadAhead r(obj.size, obj.Fetch(),
+              {.first_window = 1 << 20, .max_window = 16 << 20, .max_chunk = 4 << 20});
+  std::string buf(1 << 20, '\0');
+  for (uint64_t off = 0; off < (3 << 20); off += buf.size()) {  // Ranges up to [5, 9) MiB.
+    ASSERT_TRUE(r.ReadAt(off, {buf.data(), buf.size()}).ok());
+  }
+  std::string small(4096, '\0');
+  ASSERT_TRUE(r.ReadAt(3 << 20, {small.data(), small.size()}).ok());  // Before the stall.
+  auto seek = std::async(std::launch::async, [&] {
+    auto n = r.ReadAt(6 << 20, {small.data(), small.size()});  // In [5, 9) MiB, past [3, 5).
+    EXPECT_TRUE(n.ok());
+    EXPECT_TRUE(FakeObject::Right(6 << 20, small));
+  });
+  const bool in_time = seek.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  obj.release = true;
+  EXPECT_TRUE(in_time);
+  EXPECT_TRUE(obj.cancelled.load());
+}
+
+// A fetch that throws (out of memory in the S3 layers) ends its range with an error: readers
+// waiting on it are answered, never left waiting for good.
+TEST(ReadAheadTest, AFetchThatThrowsFailsItsReadersAndIsTriedAgain) {
+  FakeObject obj{8 << 20};
+  std::atomic<int> throws{1};
+  RangeFetch inner = obj.Fetch();
+  ReadAhead r(obj.size, [&](uint64_t off, std::span<char> dst, const StreamSink* stream) {
+    if (stream && throws.fetch_sub(1) > 0) throw std::bad_alloc();
+    return inner(off, dst, stream);
+  });
+  std::string buf(64 << 10, '\0');
+  auto failed = std::async(std::launch::async, [&] {
+    return r.ReadAt(0, {buf.data(), buf.size()});
+  });
+  ASSERT_EQ(failed.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  auto first = failed.get();
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.status().sys_errno(), ENOMEM);
+  auto again = r.ReadAt(0, {buf.data(), buf.size()});
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_TRUE(FakeObject::Right(0, buf));
 }
 
 }  // namespace
