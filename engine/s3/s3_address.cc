@@ -113,8 +113,20 @@ std::string S3Address::ObjectKey(std::string_view name) const {
   return key.empty() ? std::string(name) : key + "/" + std::string(name);
 }
 
+std::string WithoutUserinfo(std::string_view url) {
+  std::string out(url);
+  const size_t scheme = out.find("://");
+  const size_t host = scheme == std::string::npos ? 0 : scheme + 3;
+  const size_t at = out.find('@', host), end = out.find('/', host);
+  if (at != std::string::npos && (end == std::string::npos || at < end)) {
+    out.erase(host, at + 1 - host);
+  }
+  return out;
+}
+
 StatusOr<S3Address> ParseS3Address(std::string_view location) {
-  const std::string shown = EscapeForMessage(location.substr(0, location.find('?')));
+  const std::string shown =
+      EscapeForMessage(WithoutUserinfo(location.substr(0, location.find('?'))));
   S3Address a;
   std::string_view rest = location.substr(0, location.find_first_of("?#"));
   if (StartsWith(rest, "s3://")) {

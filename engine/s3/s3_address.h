@@ -33,6 +33,9 @@ struct S3Address {
 // True if `location` names object storage (`s3://`, `http://`, `https://`).
 bool IsS3Location(std::string_view location);
 
+// `url` without a "user:password@" before its host: what messages may show of it.
+std::string WithoutUserinfo(std::string_view url);
+
 // Parses `location`. Userinfo and a query string (credentials of a presigned URL) are dropped.
 // kInvalidArgument (no bucket, bad percent-encoding, a key with `.` or `..` components).
 StatusOr<S3Address> ParseS3Address(std::string_view location);

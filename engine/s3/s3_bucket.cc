@@ -121,6 +121,19 @@ Status S3Bucket::Put(const std::string& key, std::string_view body) const {
   return Expect2xx(req, "PUT " + Shown(key)).status();
 }
 
+StatusOr<bool> S3Bucket::PutIf(const std::string& key, std::string_view body,
+                               const std::string& etag) const {
+  S3Request req;
+  req.method = "PUT";
+  req.key = key;
+  req.body = body;
+  req.headers.push_back(etag.empty() ? "If-None-Match: *" : "If-Match: \"" + etag + "\"");
+  ASSIGN_OR_RETURN(S3Response r, client_->Send(req));
+  if (r.status == 412 || (etag.empty() && r.status == 409)) return false;
+  if (r.status / 100 != 2) return ErrorFor(r, "PUT " + Shown(key));
+  return true;
+}
+
 Status S3Bucket::Delete(const std::string& key) const {
   S3Request req;
   req.method = "DELETE";
@@ -212,8 +225,8 @@ StatusOr<std::string> S3Bucket::UploadPartCopy(const S3Upload& upload, int numbe
   return etag;
 }
 
-Status S3Bucket::CompleteMultipart(const S3Upload& upload,
-                                   const std::vector<std::string>& etags) const {
+Status S3Bucket::CompleteMultipart(const S3Upload& upload, const std::vector<std::string>& etags,
+                                   uint64_t size) const {
   std::string xml = "<CompleteMultipartUpload>";
   for (size_t i = 0; i < etags.size(); ++i) {
     xml += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>\"" + etags[i] +
@@ -227,9 +240,22 @@ Status S3Bucket::CompleteMultipart(const S3Upload& upload,
   req.body = xml;
   req.headers.push_back("Content-Type: application/xml");
   const std::string what = "CompleteMultipartUpload " + Shown(upload.key);
-  ASSIGN_OR_RETURN(S3Response r, Expect2xx(req, what));
-  // A 200 may still carry an error (S3 reports late failures in the body).
-  if (!XmlText(r.body, "Error/Code").empty()) {
+  ASSIGN_OR_RETURN(S3Response r, client_->Send(req));
+  if (r.status == 404 && XmlText(r.body, "Error/Code") == "NoSuchUpload") {
+    // A retry after an answer that was lost, when the first try had completed the upload:
+    // the object is there, of the parts' length and with a multipart ETag of as many parts.
+    ASSIGN_OR_RETURN(auto made, Head(upload.key));
+    const std::string suffix = "-" + std::to_string(etags.size());
+    if (made && made->size == size && made->etag.size() > suffix.size() &&
+        made->etag.compare(made->etag.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return Status::OK();
+    }
+  }
+  if (r.status / 100 != 2) return ErrorFor(r, what);
+  // A 200 may still carry an error (S3 reports late failures in the body); an answer without
+  // its result (cut, or not XML) is no proof that the object was made.
+  if (!XmlText(r.body, "Error/Code").empty() ||
+      r.body.find("<CompleteMultipartUploadResult") == std::string::npos) {
     r.status = 500;
     return ErrorFor(r, what);
   }

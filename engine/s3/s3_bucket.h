@@ -60,6 +60,11 @@ class S3Bucket {
   StatusOr<std::optional<std::string>> GetAll(const std::string& key, uint64_t max_size,
                                               std::string* etag = nullptr) const;
   Status Put(const std::string& key, std::string_view body) const;
+  // A PUT only if there is no object `key` (`etag` empty: If-None-Match), or only if it is
+  // still version `etag` (If-Match): false if the condition failed. A server that ignores the
+  // condition writes anyway.
+  StatusOr<bool> PutIf(const std::string& key, std::string_view body,
+                       const std::string& etag) const;
   Status Delete(const std::string& key) const;  // OK if there was nothing.
   // Every object under `prefix` (all pages), folded at `delimiter` if not empty.
   StatusOr<S3Listing> List(const std::string& prefix, const std::string& delimiter) const;
@@ -74,7 +79,10 @@ class S3Bucket {
   // True if a copy from `source` to this bucket can stay in the store: one endpoint, one
   // set of credentials.
   bool CanCopyFrom(const S3Bucket& source) const;
-  Status CompleteMultipart(const S3Upload& upload, const std::vector<std::string>& etags) const;
+  // `size`: the object's length once made (the parts' total), which tells a completion whose
+  // answer was lost (then retried: NoSuchUpload) from one that failed.
+  Status CompleteMultipart(const S3Upload& upload, const std::vector<std::string>& etags,
+                           uint64_t size) const;
   Status AbortMultipart(const S3Upload& upload) const;  // OK if it is gone already.
   // The multipart uploads in progress under `prefix`.
   StatusOr<std::vector<S3Upload>> ListMultipart(const std::string& prefix) const;

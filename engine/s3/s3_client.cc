@@ -220,7 +220,7 @@ S3Client::S3Client(const S3Config& config, const S3Address& address, S3Credentia
   } else {
     base_url_ = "https://" + address.bucket + ".s3." + region + ".amazonaws.com";
   }
-  display_ = base_url_;
+  display_ = WithoutUserinfo(base_url_);
   std::string host = base_url_;
   if (address.virtual_hosted) {
     const size_t at = host.find(address.bucket + ".");

@@ -31,6 +31,13 @@ std::string StartTime(long pid) {
   return field;
 }
 
+// This process's pid namespace ("pid:[INODE]"): a pid means nothing in another one.
+std::string PidNamespace() {
+  char buf[64] = {0};
+  const ssize_t n = ::readlink("/proc/self/ns/pid", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+
 }  // namespace
 
 // The `.lock` a writer here puts: who it is, so that a later writer on this machine can tell
@@ -41,7 +48,7 @@ std::string S3LockText(const std::string& uuid) {
   const long pid = static_cast<long>(::getpid());
   return "uuid " + uuid + "\nhost " + host + "\nboot " +
          FirstLine("/proc/sys/kernel/random/boot_id") + "\npid " + std::to_string(pid) +
-         "\nstart " + StartTime(pid) + "\n";
+         "\nstart " + StartTime(pid) + "\npidns " + PidNamespace() + "\n";
 }
 
 // True if `lock` was written by a process of this machine's current boot that is gone.
@@ -52,14 +59,42 @@ bool S3LockWriterDied(const std::string& lock) {
   while (in >> key && std::getline(in >> std::ws, value)) f[key] = value;
   char host[256] = {0};
   ::gethostname(host, sizeof(host) - 1);
+  // Another machine, boot or pid namespace (a container sharing the host name), or a lock
+  // without them: its writer cannot be judged from here.
   if (f["host"] != host || f["boot"].empty() ||
-      f["boot"] != FirstLine("/proc/sys/kernel/random/boot_id") || f["pid"].empty()) {
+      f["boot"] != FirstLine("/proc/sys/kernel/random/boot_id") || f["pid"].empty() ||
+      f["pidns"].empty() || f["pidns"] != PidNamespace()) {
     return false;
   }
   const long pid = std::strtol(f["pid"].c_str(), nullptr, 10);
   if (pid <= 0) return false;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
-  return StartTime(pid) != f["start"];  // The pid lives on in another process.
+  const std::string start = StartTime(pid);
+  return !start.empty() && start != f["start"];  // The pid lives on in another process.
+}
+
+bool S3LockIsOurs(const std::string& lock, const std::string& uuid) {
+  return lock.rfind("uuid " + uuid + "\n", 0) == 0;
+}
+
+std::set<std::string> NestedBackups(const std::vector<std::string>& keys,
+                                    const std::string& prefix) {
+  std::set<std::string> roots;
+  for (const std::string& key : keys) {
+    if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0) continue;
+    const size_t slash = key.rfind('/');
+    if (slash == std::string::npos || slash < prefix.size()) continue;  // At the prefix itself.
+    const std::string_view name = std::string_view(key).substr(slash + 1);
+    if (name == ".backup" || name == ".lock") roots.insert(key.substr(0, slash + 1));
+  }
+  return roots;
+}
+
+bool InNestedBackup(const std::string& key, const std::set<std::string>& roots) {
+  for (const std::string& r : roots) {
+    if (key.compare(0, r.size(), r) == 0) return true;
+  }
+  return false;
 }
 
 }  // namespace stitchfs::engine

@@ -4,14 +4,27 @@
 // never judged dead.
 #pragma once
 
+#include <set>
 #include <string>
+#include <vector>
 
 namespace stitchfs::engine {
 
 // The `.lock` text of this process writing backup `uuid`.
 std::string S3LockText(const std::string& uuid);
 
-// True if `lock` was written by a process of this machine's current boot that is gone.
+// True if `lock` was written by a process of this machine's current boot and pid namespace
+// that is gone (false whenever that cannot be told).
 bool S3LockWriterDied(const std::string& lock);
+
+// True if `lock` is the one S3LockText(uuid) wrote: a writer only ever removes its own lock
+// and objects (another may have taken the backup over, judging it dead).
+bool S3LockIsOurs(const std::string& lock, const std::string& uuid);
+
+// The sub-prefixes ("PREFIX.../") of `keys` under `prefix` that hold another backup (a `.backup`
+// or a `.lock`): a writer cleaning up under `prefix` must leave them alone.
+std::set<std::string> NestedBackups(const std::vector<std::string>& keys,
+                                    const std::string& prefix);
+bool InNestedBackup(const std::string& key, const std::set<std::string>& roots);
 
 }  // namespace stitchfs::engine

@@ -14,10 +14,34 @@
 namespace stitchfs::engine {
 namespace {
 
+// Parts of 16 MiB, doubling every 500 parts up to 512 MiB (as ClickHouse sizes its own): S3
+// takes at most 10,000 parts, so one file may be up to about 3.9 TiB.
 constexpr size_t kPartBytes = 16 << 20;
+constexpr int kPartsPerSize = 500, kMaxDoublings = 5;
 constexpr size_t kPartsInFlight = 3;
 constexpr uint64_t kMinPart = 5 << 20;                // S3's least part but the last.
 constexpr uint64_t kMaxCopyPart = uint64_t{5} << 30;  // S3's largest part.
+
+std::vector<std::string> KeysOf(const S3Listing& listing) {
+  std::vector<std::string> keys;
+  for (const S3Object& o : listing.objects) keys.push_back(o.key);
+  return keys;
+}
+
+// Puts `text` as the lock `key`: only if there is none (`stale` empty), or over the lock
+// `stale` (its text) of version `stale_etag`. False if another writer's lock is there.
+StatusOr<bool> TakeLock(const S3Bucket& bucket, const std::string& key, const std::string& text,
+                        const std::string& stale, const std::string& stale_etag) {
+  ASSIGN_OR_RETURN(bool put, bucket.PutIf(key, text, stale.empty() ? "" : stale_etag));
+  if (put) return true;
+  ASSIGN_OR_RETURN(auto now, bucket.GetAll(key, 1 << 16));
+  if (now && *now == text) return true;  // Ours: a retry after the answer to our PUT was lost.
+  if (!stale.empty() && now && *now == stale) {
+    RETURN_IF_ERROR(bucket.Put(key, text));  // A server that refuses If-Match on PUT (radosgw).
+    return true;
+  }
+  return false;
+}
 
 // What a writer has put in the bucket, to take it all back if the backup is not finished.
 struct Ledger {
@@ -40,10 +64,11 @@ class S3Writable final : public WritableFile {
   Status Append(std::string_view data) override {
     RETURN_IF_ERROR(CheckStop());
     while (!data.empty()) {
-      const size_t take = std::min(data.size(), kPartBytes - buffer_.size());
+      const size_t take = std::min(data.size(), PartBytes() - buffer_.size());
       buffer_.append(data.substr(0, take));
       data.remove_prefix(take);
-      if (buffer_.size() == kPartBytes) RETURN_IF_ERROR(SendPart());
+      size_ += take;
+      if (buffer_.size() == PartBytes()) RETURN_IF_ERROR(SendPart());
     }
     return Status::OK();
   }
@@ -62,6 +87,7 @@ class S3Writable final : public WritableFile {
       return false;
     }
     if (!buffer_.empty()) RETURN_IF_ERROR(SendPart());
+    size_ += length;
     RETURN_IF_ERROR(
         QueuePart([bucket = bucket_, source = *source](const S3Upload& upload, int number) {
           return bucket->UploadPartCopy(upload, number, *source.bucket, source.key);
@@ -81,7 +107,7 @@ class S3Writable final : public WritableFile {
       etags_.push_back(std::move(etag));
     }
     parts_.clear();
-    RETURN_IF_ERROR(bucket_->CompleteMultipart(upload_, etags_));
+    RETURN_IF_ERROR(bucket_->CompleteMultipart(upload_, etags_, size_));
     std::lock_guard<std::mutex> lock(ledger_->mu);
     ledger_->uploads.erase(key_);
     ledger_->objects.insert(key_);
@@ -89,6 +115,11 @@ class S3Writable final : public WritableFile {
   }
 
  private:
+  size_t PartBytes() const {
+    const int parts = static_cast<int>(etags_.size() + parts_.size());
+    return kPartBytes << std::min(parts / kPartsPerSize, kMaxDoublings);
+  }
+
   void Record() {
     std::lock_guard<std::mutex> lock(ledger_->mu);
     ledger_->objects.insert(key_);
@@ -129,7 +160,7 @@ class S3Writable final : public WritableFile {
           return bucket->UploadPart(upload, number, body);
         }));
     buffer_.clear();
-    buffer_.reserve(kPartBytes);
+    buffer_.reserve(PartBytes());
     return Status::OK();
   }
 
@@ -137,6 +168,7 @@ class S3Writable final : public WritableFile {
   std::string key_;
   Ledger* ledger_;
   std::string buffer_;
+  uint64_t size_ = 0;  // Bytes appended, copied ones too.
   S3Upload upload_;
   std::vector<std::future<StatusOr<std::string>>> parts_;
   std::vector<std::string> etags_;
@@ -146,11 +178,18 @@ class S3Writer final : public BackupWriter {
  public:
   // With `rewrite`, the backup at `address` exists and Finish replaces its manifest, then
   // deletes every object of it that the new one does not name.
-  S3Writer(std::shared_ptr<const S3Bucket> bucket, S3Address address, bool rewrite = false)
-      : bucket_(std::move(bucket)), address_(std::move(address)), rewrite_(rewrite) {}
+  S3Writer(std::shared_ptr<const S3Bucket> bucket, S3Address address, std::string uuid,
+           bool rewrite = false)
+      : bucket_(std::move(bucket)),
+        address_(std::move(address)),
+        uuid_(std::move(uuid)),
+        rewrite_(rewrite) {}
 
   ~S3Writer() override {
     if (finished_) return;
+    // Another writer may have taken the backup over (judging this one dead): its objects bear
+    // the same names, and only it may remove them and the lock.
+    if (!LockIsOurs()) return;
     if (rewrite_ && manifest_sent_) {
       // The new manifest may be in although its PUT failed: its objects must stay (unnamed
       // ones are removed by the next rewrite). The old version was never touched.
@@ -233,6 +272,11 @@ class S3Writer final : public BackupWriter {
   }
 
  private:
+  bool LockIsOurs() const {
+    auto lock = bucket_->GetAll(address_.ObjectKey(".lock"), 1 << 16);
+    return lock.ok() && *lock && S3LockIsOurs(**lock, uuid_);
+  }
+
   // Multipart uploads at keys this writer started one for that it does not know of (a
   // CreateMultipartUpload whose answer was lost still made one): aborted. Only this writer's
   // keys, so a backup at a bucket's root never touches other writers' uploads.
@@ -258,8 +302,10 @@ class S3Writer final : public BackupWriter {
   Status DeleteUnnamed() {
     ASSIGN_OR_RETURN(S3Listing all, bucket_->List(address_.ObjectKey(""), ""));
     const std::set<std::string> keep = {address_.ObjectKey(".backup"), address_.ObjectKey(".lock")};
+    const auto nested = NestedBackups(KeysOf(all), address_.ObjectKey(""));
     for (const S3Object& o : all.objects) {
-      if (keep.count(o.key) || ledger_.objects.count(o.key)) continue;
+      if (keep.count(o.key) || ledger_.objects.count(o.key) || InNestedBackup(o.key, nested))
+        continue;
       RETURN_IF_ERROR(bucket_->Delete(o.key));
     }
     return Status::OK();
@@ -267,6 +313,7 @@ class S3Writer final : public BackupWriter {
 
   std::shared_ptr<const S3Bucket> bucket_;
   S3Address address_;
+  const std::string uuid_;
   const bool rewrite_;
   Ledger ledger_;
   std::map<std::string, std::string> staged_;  // Staged id -> data file name.
@@ -283,7 +330,8 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
   auto bucket = BucketOf(a);
   const std::string shown = EscapeForMessage(a.Location());
   const std::string prefix = a.key.empty() ? "" : a.key + "/";
-  ASSIGN_OR_RETURN(auto lock, bucket->GetAll(a.ObjectKey(".lock"), 1 << 16));
+  std::string lock_etag;
+  ASSIGN_OR_RETURN(auto lock, bucket->GetAll(a.ObjectKey(".lock"), 1 << 16, &lock_etag));
   if (lock && !S3LockWriterDied(*lock)) {
     return Status::BackupAlreadyExists(
         "Backup " + shown +
@@ -292,16 +340,29 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
         shown + "/.lock if no backup is running");
   }
   if (lock) {  // Its writer, a process of this machine, died: take its partial backup over.
-    RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".lock"), S3LockText(uuid)));
-    ASSIGN_OR_RETURN(auto uploads, bucket->ListMultipart(prefix));
-    for (const S3Upload& u : uploads) RETURN_IF_ERROR(bucket->AbortMultipart(u));
+    ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
+    if (manifest) {  // It died after its manifest was in: the backup is whole, and kept.
+      return Status::BackupAlreadyExists("Backup " + shown + " already exists (its writer died " +
+                                         "before removing its .lock; remove " + shown +
+                                         "/.lock to read it)");
+    }
+    ASSIGN_OR_RETURN(bool taken,
+                     TakeLock(*bucket, a.ObjectKey(".lock"), S3LockText(uuid), *lock, lock_etag));
+    if (!taken) return Status::BackupAlreadyExists("Backup " + shown + ": another writer took it");
+    // Everything under the prefix but the lock and other backups nested under it.
     ASSIGN_OR_RETURN(S3Listing left, bucket->List(prefix, ""));
+    const auto nested = NestedBackups(KeysOf(left), prefix);
+    ASSIGN_OR_RETURN(auto uploads, bucket->ListMultipart(prefix));
+    for (const S3Upload& u : uploads) {
+      if (!InNestedBackup(u.key, nested)) RETURN_IF_ERROR(bucket->AbortMultipart(u));
+    }
     for (const S3Object& o : left.objects) {
-      if (o.key != a.ObjectKey(".lock")) RETURN_IF_ERROR(bucket->Delete(o.key));
+      if (o.key != a.ObjectKey(".lock") && !InNestedBackup(o.key, nested))
+        RETURN_IF_ERROR(bucket->Delete(o.key));
     }
     if (notice)
       *notice = "took over " + shown + ": its writer died; its partial backup was removed";
-    return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a)));
+    return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a), uuid));
   }
   ASSIGN_OR_RETURN(S3Listing there, bucket->List(prefix, "/"));
   if (!there.objects.empty() || !there.prefixes.empty()) {
@@ -310,8 +371,9 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
         EscapeForMessage(there.objects.empty() ? there.prefixes[0] : there.objects[0].key) +
         " is there)");
   }
-  RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".lock"), S3LockText(uuid)));
-  return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a)));
+  ASSIGN_OR_RETURN(bool taken, TakeLock(*bucket, a.ObjectKey(".lock"), S3LockText(uuid), "", ""));
+  if (!taken) return Status::BackupAlreadyExists("Backup " + shown + ": another writer took it");
+  return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a), uuid));
 }
 
 StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::string& location,
@@ -326,8 +388,12 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::strin
     return Status::BackupAlreadyExists("Backup " + shown +
                                        " has a .lock: another writer is at work there");
   }
-  RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".lock"), S3LockText(uuid)));
-  return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a), true));
+  ASSIGN_OR_RETURN(bool taken, TakeLock(*bucket, a.ObjectKey(".lock"), S3LockText(uuid), "", ""));
+  if (!taken) {
+    return Status::BackupAlreadyExists("Backup " + shown +
+                                       " has a .lock: another writer is at work there");
+  }
+  return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a), uuid, true));
 }
 
 }  // namespace stitchfs::engine

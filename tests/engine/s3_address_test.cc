@@ -115,5 +115,15 @@ TEST(S3ConfigTest, ReadsSharedFilesAndCredentialFiles) {
   EXPECT_EQ(LoadS3Config(s, lookup).status().code(), ErrorCode::kInvalidArgument);
 }
 
+TEST(S3AddressTest, MessagesNeverShowAUserAndPassword) {
+  EXPECT_EQ(WithoutUserinfo("https://key:secret@host:9000/b/k"), "https://host:9000/b/k");
+  EXPECT_EQ(WithoutUserinfo("http://host/b/user@example"), "http://host/b/user@example");
+  EXPECT_EQ(WithoutUserinfo("https://host"), "https://host");
+  auto bad = ParseS3Address("https://key:secret@/b/k");  // No host: refused, naming it.
+  if (!bad.ok()) {
+    EXPECT_EQ(bad.status().message().find("secret"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace stitchfs::engine

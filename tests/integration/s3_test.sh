@@ -42,9 +42,10 @@ mnt() {
   "$STITCHFS" "$backup" "$dir" "$@"
 }
 # s3api METHOD PATH: a signed request with curl, body on stdout.
+# Further arguments go to curl (`-T FILE` for a PUT's body).
 s3api() {
   curl -sf --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
-    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -X "$1" "$URL/$2"
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -X "$1" "$URL/$2" "${@:3}"
 }
 keys() { s3api GET "stitch?list-type=2&prefix=${1//\//%2F}" | grep -o '<Key>[^<]*</Key>' | sed 's/<[^>]*>//g'; }
 export URL
@@ -302,6 +303,34 @@ expect_exit 0 "" -- "$STITCH" backup "$big" s3://stitch/killed/b1
 check "the next backup took the dead one's place" \
   bash -c "'$STITCH' cat s3://stitch/killed/b1 huge | cmp - '$big/huge'"
 check "no multipart upload left" bash -c "! s3api GET 'stitch?prefix=killed%2F&uploads=' | grep -q UploadId"
+# --- A stale .lock never costs a whole backup or one nested under it ------------------------
+# dead_lock KEY: a .lock of a writer of this machine that is gone (a process that exited).
+dead_lock() {
+  sh -c 'exit 0' &
+  local gone=$!
+  wait $gone
+  printf 'uuid dead\nhost %s\nboot %s\npid %s\nstart 1\npidns %s\n' "$(hostname)" \
+    "$(cat /proc/sys/kernel/random/boot_id)" "$gone" "$(readlink /proc/self/ns/pid)" \
+    >"$work/lock.txt"
+  s3api PUT "stitch/$1" -T "$work/lock.txt" >/dev/null
+}
+small=$work/day1
+check "a complete backup" "$STITCH" backup "$small" s3://stitch/stale/whole
+dead_lock stale/whole/.lock  # Its writer died after its manifest went in.
+before=$(keys stale/whole/ | sort)
+check "the stale .lock is there" [ -n "$(keys stale/whole/.lock)" ]
+expect_exit 13 "its writer died" -- "$STITCH" backup "$small" s3://stitch/stale/whole
+check "a complete backup with a stale .lock keeps every object" \
+  [ "$before" = "$(keys stale/whole/ | sort)" ]
+s3api DELETE stitch/stale/whole/.lock >/dev/null
+check "and reads back whole" "$STITCH" verify s3://stitch/stale/whole
+check "a backup nested under a partial one" "$STITCH" backup "$small" s3://stitch/stale/outer/inner
+echo partial >"$work/partial.bin"
+s3api PUT stitch/stale/outer/data/partial.bin -T "$work/partial.bin" >/dev/null
+dead_lock stale/outer/.lock
+expect_exit 0 "" -- "$STITCH" backup "$small" s3://stitch/stale/outer
+check "taking the partial one over removed its objects" [ -z "$(keys stale/outer/data/partial.bin)" ]
+check "but not the backup nested under it" "$STITCH" verify s3://stitch/stale/outer/inner
 # --- Ctrl-C (SIGINT) or SIGTERM during a backup: it unwinds and leaves nothing -----------------
 for sig in INT TERM; do
   "$STITCH" backup "$big" "s3://stitch/stopped-$sig/b1" >/dev/null 2>&1 &

@@ -1,0 +1,64 @@
+#include "engine/storage/s3_lock.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace stitchfs::engine {
+namespace {
+
+// A lock as S3LockText writes it, but for process `pid` and pid namespace `pidns`.
+std::string LockOf(pid_t pid, const std::string& pidns) {
+  std::string mine = S3LockText("u");
+  const size_t at = mine.find("\npid ");
+  const size_t start = mine.find("\nstart ");
+  return mine.substr(0, at) + "\npid " + std::to_string(pid) +
+         mine.substr(start, mine.find("\npidns ") - start) + "\npidns " + pidns + "\n";
+}
+
+pid_t ExitedChild() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  return child;
+}
+
+std::string OurPidNamespace() {
+  const std::string text = S3LockText("u");
+  const size_t at = text.find("\npidns ") + 7;
+  return text.substr(at, text.find('\n', at) - at);
+}
+
+TEST(S3LockTest, OnlyAWriterOfThisMachineAndPidNamespaceIsJudgedDead) {
+  ASSERT_FALSE(OurPidNamespace().empty());
+  const pid_t gone = ExitedChild();
+  EXPECT_TRUE(S3LockWriterDied(LockOf(gone, OurPidNamespace())));
+  EXPECT_FALSE(S3LockWriterDied(LockOf(::getpid(), OurPidNamespace())));  // Alive.
+  EXPECT_FALSE(S3LockWriterDied(LockOf(gone, "pid:[1]")));  // Another container's pid.
+  EXPECT_FALSE(S3LockWriterDied(LockOf(gone, "")));         // An older lock: cannot tell.
+}
+
+TEST(S3LockTest, AWriterKnowsItsOwnLock) {
+  EXPECT_TRUE(S3LockIsOurs(S3LockText("abc"), "abc"));
+  EXPECT_FALSE(S3LockIsOurs(S3LockText("abcd"), "abc"));
+  EXPECT_FALSE(S3LockIsOurs("", "abc"));
+}
+
+TEST(S3LockTest, BackupsNestedUnderAPrefixAreFound) {
+  const std::vector<std::string> keys = {
+      "p/.lock",         "p/data/a.bin", "p/inner/.backup", "p/inner/data/x",
+      "p/deep/er/.lock", "p/deep/er/y",  "p/deep/z",        "q/.backup",
+  };
+  const auto roots = NestedBackups(keys, "p/");
+  EXPECT_EQ(roots, (std::set<std::string>{"p/inner/", "p/deep/er/"}));
+  EXPECT_TRUE(InNestedBackup("p/inner/data/x", roots));
+  EXPECT_TRUE(InNestedBackup("p/deep/er/y", roots));
+  EXPECT_FALSE(InNestedBackup("p/deep/z", roots));
+  EXPECT_FALSE(InNestedBackup("p/data/a.bin", roots));
+  EXPECT_TRUE(NestedBackups(keys, "").count("p/"));  // At a bucket's root: every backup.
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
