@@ -14,22 +14,6 @@ int HexValue(char c) {
   return -1;
 }
 
-StatusOr<std::string> PercentDecode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out.push_back(s[i]);
-      continue;
-    }
-    if (i + 2 >= s.size() || HexValue(s[i + 1]) < 0 || HexValue(s[i + 2]) < 0) {
-      return Status::InvalidArgument("bad percent-encoding in S3 address");
-    }
-    out.push_back(static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2])));
-    i += 2;
-  }
-  return out;
-}
-
 // The key without leading and trailing slashes; kInvalidArgument for "." or ".." components,
 // empty components or NUL (a prefix must name one place only).
 StatusOr<std::string> CleanKey(std::string_view raw) {
@@ -73,6 +57,22 @@ size_t VirtualBucketEnd(std::string_view host) {
 }
 
 }  // namespace
+
+StatusOr<std::string> PercentDecode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out.push_back(plus_is_space && s[i] == '+' ? ' ' : s[i]);
+      continue;
+    }
+    if (i + 2 >= s.size() || HexValue(s[i + 1]) < 0 || HexValue(s[i + 2]) < 0) {
+      return Status::InvalidArgument("bad percent-encoding");
+    }
+    out.push_back(static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2])));
+    i += 2;
+  }
+  return out;
+}
 
 std::string UriEncode(std::string_view text, bool keep_slash) {
   static const char kHex[] = "0123456789ABCDEF";

@@ -33,6 +33,10 @@ struct S3Address {
 // True if `location` names object storage (`s3://`, `http://`, `https://`).
 bool IsS3Location(std::string_view location);
 
+// `s` with its %XX escapes decoded (and '+' as a space with `plus_is_space`, as S3 lists keys
+// with encoding-type=url); kInvalidArgument for a bad escape.
+StatusOr<std::string> PercentDecode(std::string_view s, bool plus_is_space = false);
+
 // `url` without a "user:password@" before its host: what messages may show of it.
 std::string WithoutUserinfo(std::string_view url);
 

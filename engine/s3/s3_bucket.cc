@@ -150,13 +150,17 @@ StatusOr<S3Listing> S3Bucket::List(const std::string& prefix, const std::string&
   std::string token;
   for (;;) {
     S3Request req;
-    req.query = {{"list-type", "2"}, {"prefix", prefix}, {"max-keys", "1000"}};
+    // Keys come percent-encoded: XML cannot carry every byte a key may hold (a CR would come
+    // back as LF, a control character not at all), and a wrong key is a wrong delete.
+    req.query = {
+        {"list-type", "2"}, {"prefix", prefix}, {"max-keys", "1000"}, {"encoding-type", "url"}};
     if (!delimiter.empty()) req.query.push_back({"delimiter", delimiter});
     if (!token.empty()) req.query.push_back({"continuation-token", token});
     ASSIGN_OR_RETURN(S3Response r, Expect2xx(req, "LIST " + Shown(prefix)));
     std::string next;
-    bool truncated = false;
+    bool truncated = false, encoded = false;
     S3Object current;
+    const size_t first_object = out.objects.size(), first_prefix = out.prefixes.size();
     RETURN_IF_ERROR(ParseS3Xml(r.body, [&](std::string_view path, std::string_view text) {
       if (path == "ListBucketResult/Contents/Key") current.key = text;
       if (path == "ListBucketResult/Contents/Size")
@@ -166,7 +170,16 @@ StatusOr<S3Listing> S3Bucket::List(const std::string& prefix, const std::string&
       if (path == "ListBucketResult/CommonPrefixes/Prefix") out.prefixes.emplace_back(text);
       if (path == "ListBucketResult/IsTruncated") truncated = text == "true";
       if (path == "ListBucketResult/NextContinuationToken") next = text;
+      if (path == "ListBucketResult/EncodingType") encoded = text == "url";
     }));
+    if (encoded) {  // (A server that ignores encoding-type sends the keys as they are.)
+      for (size_t i = first_object; i < out.objects.size(); ++i) {
+        ASSIGN_OR_RETURN(out.objects[i].key, PercentDecode(out.objects[i].key, true));
+      }
+      for (size_t i = first_prefix; i < out.prefixes.size(); ++i) {
+        ASSIGN_OR_RETURN(out.prefixes[i], PercentDecode(out.prefixes[i], true));
+      }
+    }
     if (!truncated) return out;
     if (next.empty() || next == token) {
       return Status::IOError("LIST " + Shown(prefix) + ": truncated without a token", EIO);

@@ -77,10 +77,11 @@ bool S3LockIsOurs(const std::string& lock, const std::string& uuid) {
   return lock.rfind("uuid " + uuid + "\n", 0) == 0;
 }
 
-std::set<std::string> NestedBackups(const std::vector<std::string>& keys,
+std::set<std::string> NestedBackups(const std::vector<S3Object>& objects,
                                     const std::string& prefix) {
   std::set<std::string> roots;
-  for (const std::string& key : keys) {
+  for (const S3Object& o : objects) {
+    const std::string& key = o.key;
     if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0) continue;
     const size_t slash = key.rfind('/');
     if (slash == std::string::npos || slash < prefix.size()) continue;  // At the prefix itself.

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/s3/s3_bucket.h"
+
 namespace stitchfs::engine {
 
 // The `.lock` text of this process writing backup `uuid`.
@@ -21,9 +23,9 @@ bool S3LockWriterDied(const std::string& lock);
 // and objects (another may have taken the backup over, judging it dead).
 bool S3LockIsOurs(const std::string& lock, const std::string& uuid);
 
-// The sub-prefixes ("PREFIX.../") of `keys` under `prefix` that hold another backup (a `.backup`
-// or a `.lock`): a writer cleaning up under `prefix` must leave them alone.
-std::set<std::string> NestedBackups(const std::vector<std::string>& keys,
+// The sub-prefixes ("PREFIX.../") of `objects`' keys under `prefix` that hold another backup (a
+// `.backup` or a `.lock`): a writer cleaning up under `prefix` must leave them alone.
+std::set<std::string> NestedBackups(const std::vector<S3Object>& objects,
                                     const std::string& prefix);
 bool InNestedBackup(const std::string& key, const std::set<std::string>& roots);
 

@@ -22,12 +22,6 @@ constexpr size_t kPartsInFlight = 3;
 constexpr uint64_t kMinPart = 5 << 20;                // S3's least part but the last.
 constexpr uint64_t kMaxCopyPart = uint64_t{5} << 30;  // S3's largest part.
 
-std::vector<std::string> KeysOf(const S3Listing& listing) {
-  std::vector<std::string> keys;
-  for (const S3Object& o : listing.objects) keys.push_back(o.key);
-  return keys;
-}
-
 // Puts `text` as the lock `key`: only if there is none (`stale` empty), or over the lock
 // `stale` (its text) of version `stale_etag`. False if another writer's lock is there.
 StatusOr<bool> TakeLock(const S3Bucket& bucket, const std::string& key, const std::string& text,
@@ -85,6 +79,16 @@ class S3Writable final : public WritableFile {
         length < kMinPart || length > kMaxCopyPart ||
         (!buffer_.empty() && buffer_.size() < kMinPart)) {
       return false;
+    }
+    // The object as it is now, of the length the manifest gives it: a damaged one is never
+    // copied into a rewrite (whose prune would then remove the original). (The copy cannot be
+    // pinned to that version: curl 7.88 signs x-amz-copy-source-if-match out of order too.)
+    ASSIGN_OR_RETURN(auto now, source->bucket->Head(source->key));
+    if (!now || now->size != length) {
+      return Status::BackupDamaged(
+          "data object " + EscapeForMessage(source->key) +
+          (now ? " has " + std::to_string(now->size) + " bytes, not " + std::to_string(length)
+               : " is missing"));
     }
     if (!buffer_.empty()) RETURN_IF_ERROR(SendPart());
     size_ += length;
@@ -302,7 +306,7 @@ class S3Writer final : public BackupWriter {
   Status DeleteUnnamed() {
     ASSIGN_OR_RETURN(S3Listing all, bucket_->List(address_.ObjectKey(""), ""));
     const std::set<std::string> keep = {address_.ObjectKey(".backup"), address_.ObjectKey(".lock")};
-    const auto nested = NestedBackups(KeysOf(all), address_.ObjectKey(""));
+    const auto nested = NestedBackups(all.objects, address_.ObjectKey(""));
     for (const S3Object& o : all.objects) {
       if (keep.count(o.key) || ledger_.objects.count(o.key) || InNestedBackup(o.key, nested))
         continue;
@@ -351,7 +355,7 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
     if (!taken) return Status::BackupAlreadyExists("Backup " + shown + ": another writer took it");
     // Everything under the prefix but the lock and other backups nested under it.
     ASSIGN_OR_RETURN(S3Listing left, bucket->List(prefix, ""));
-    const auto nested = NestedBackups(KeysOf(left), prefix);
+    const auto nested = NestedBackups(left.objects, prefix);
     ASSIGN_OR_RETURN(auto uploads, bucket->ListMultipart(prefix));
     for (const S3Upload& u : uploads) {
       if (!InNestedBackup(u.key, nested)) RETURN_IF_ERROR(bucket->AbortMultipart(u));

@@ -5,6 +5,7 @@
 
 #include "engine/base/uuid.h"
 #include "engine/storage/routing_storage.h"
+#include "engine/storage/s3_lock.h"
 #include "engine/store/store_moves_impl.h"
 #include "engine/write/flatten.h"
 
@@ -60,7 +61,9 @@ class S3StoreMoves final : public StoreMoves {
     auto bucket = s3_.BucketOf(a);
     ASSIGN_OR_RETURN(auto manifest, bucket->GetAll(a.ObjectKey(".backup"), 1ull << 34));
     if (!manifest) return Status::BackupNotFound("Backup " + path + " has no .backup any more");
-    RETURN_IF_ERROR(bucket->Put(a.ObjectKey(kMarker), "set aside by stitch prune\n"));
+    // The marker holds the manifest: a run killed before putting it back loses nothing that
+    // cannot be recovered by hand (copy the marker to .backup) until the next run removes it.
+    RETURN_IF_ERROR(bucket->Put(a.ObjectKey(kMarker), *manifest));
     saved_[path] = std::move(*manifest);
     return bucket->Delete(a.ObjectKey(".backup"));
   }
@@ -86,11 +89,15 @@ class S3StoreMoves final : public StoreMoves {
   // Every object of the backup at `a`, its marker last (a leftover stays recognisable).
   Status RemoveAll(const S3Address& a) {
     auto bucket = s3_.BucketOf(a);
-    ASSIGN_OR_RETURN(auto uploads, bucket->ListMultipart(a.ObjectKey("")));
-    for (const S3Upload& u : uploads) RETURN_IF_ERROR(bucket->AbortMultipart(u));
     ASSIGN_OR_RETURN(S3Listing all, bucket->List(a.ObjectKey(""), ""));
+    const auto nested = NestedBackups(all.objects, a.ObjectKey(""));  // Other backups: left alone.
+    ASSIGN_OR_RETURN(auto uploads, bucket->ListMultipart(a.ObjectKey("")));
+    for (const S3Upload& u : uploads) {
+      if (!InNestedBackup(u.key, nested)) RETURN_IF_ERROR(bucket->AbortMultipart(u));
+    }
     for (const S3Object& o : all.objects) {
-      if (o.key != a.ObjectKey(kMarker)) RETURN_IF_ERROR(bucket->Delete(o.key));
+      if (o.key != a.ObjectKey(kMarker) && !InNestedBackup(o.key, nested))
+        RETURN_IF_ERROR(bucket->Delete(o.key));
     }
     return bucket->Delete(a.ObjectKey(kMarker));
   }

@@ -125,5 +125,13 @@ TEST(S3AddressTest, MessagesNeverShowAUserAndPassword) {
   }
 }
 
+TEST(S3AddressTest, ListedKeysAreDecodedWithPlusAsASpace) {
+  EXPECT_EQ(*PercentDecode("enc%2Fa%20b%2Bc%0Ad", true), "enc/a b+c\nd");
+  EXPECT_EQ(*PercentDecode("a+b", true), "a b");
+  EXPECT_EQ(*PercentDecode("a+b"), "a+b");
+  EXPECT_FALSE(PercentDecode("a%2", true).ok());
+  EXPECT_FALSE(PercentDecode("a%zz", true).ok());
+}
+
 }  // namespace
 }  // namespace stitchfs::engine

@@ -47,10 +47,11 @@ TEST(S3LockTest, AWriterKnowsItsOwnLock) {
 }
 
 TEST(S3LockTest, BackupsNestedUnderAPrefixAreFound) {
-  const std::vector<std::string> keys = {
-      "p/.lock",         "p/data/a.bin", "p/inner/.backup", "p/inner/data/x",
-      "p/deep/er/.lock", "p/deep/er/y",  "p/deep/z",        "q/.backup",
-  };
+  std::vector<S3Object> keys;
+  for (const char* k : {"p/.lock", "p/data/a.bin", "p/inner/.backup", "p/inner/data/x",
+                        "p/deep/er/.lock", "p/deep/er/y", "p/deep/z", "q/.backup"}) {
+    keys.push_back({k, 0, ""});
+  }
   const auto roots = NestedBackups(keys, "p/");
   EXPECT_EQ(roots, (std::set<std::string>{"p/inner/", "p/deep/er/"}));
   EXPECT_TRUE(InNestedBackup("p/inner/data/x", roots));

@@ -47,7 +47,12 @@ s3api() {
   curl -sf --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
     -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -X "$1" "$URL/$2" "${@:3}"
 }
-keys() { s3api GET "stitch?list-type=2&prefix=${1//\//%2F}" | grep -o '<Key>[^<]*</Key>' | sed 's/<[^>]*>//g'; }
+# Keys under a prefix, percent-encoded as the server lists them with encoding-type=url (so that
+# a key holding a CR or a control character is seen too).
+keys() {
+  s3api GET "stitch?encoding-type=url&list-type=2&prefix=${1//\//%2F}" | grep -o '<Key>[^<]*</Key>' |
+    sed 's/<[^>]*>//g'
+}
 export URL
 export -f s3api keys
 
@@ -126,6 +131,8 @@ check "no secret in the daemon's command line" bash -c \
 # --- Prune and flatten of a store in object storage --------------------------------------------
 psrc=$work/psrc
 mkdir -p "$psrc"
+# Keys listed percent-encoded (encoding-type=url) must come back exact for prune's deletes.
+echo odd >"$psrc/$(printf 'new\nline + 100%% sure.txt')"
 for d in 1 2 3 4; do
   head -c 200000 /dev/urandom >>"$psrc/log"
   echo "$d" >"$psrc/day$d"
