@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <map>
 
 #include "engine/base/concat_file.h"
@@ -120,6 +121,52 @@ bool Selected(std::string_view name, const std::vector<std::string>& paths) {
   return false;
 }
 
+// A path with its existing part's symlinks resolved, for comparing places ("" if it cannot be
+// made absolute).
+std::string Resolved(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+  return ec ? "" : p.string();
+}
+
+bool IsWithin(const std::string& path, const std::string& folder) {
+  return path == folder ||
+         (path.size() > folder.size() && path.compare(0, folder.size(), folder) == 0 &&
+          (folder.back() == '/' || path[folder.size()] == '/'));
+}
+
+// Restoring must never write into a folder of the chain being read: its data files would be
+// overwritten under their checksums (the same length: wrong bytes, silently; else every backup
+// on it damaged). kInvalidArgument if `target` lies in one, or if a selected entry would land
+// in one lying inside `target`.
+Status CheckTargetOutsideChain(const ResolvedBackup& chain, const std::string& target,
+                               const std::vector<size_t>& selected) {
+  const std::string t = Resolved(target);
+  if (t.empty()) return Status::OK();
+  const Manifest& m = chain.top().manifest();
+  for (size_t i = 0; i < chain.depth(); ++i) {
+    const std::string& shown = chain.level(i).path();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(shown, ec)) continue;  // Object storage, an archive.
+    const std::string f = Resolved(shown);
+    if (f.empty()) continue;
+    if (IsWithin(t, f)) {
+      return Status::InvalidArgument("restore target " + target + " is inside backup " + shown +
+                                     ", which the restore reads: choose another target");
+    }
+    if (!IsWithin(f, t)) continue;
+    const std::string rel = f.substr(t.size() + (t.back() == '/' ? 0 : 1));
+    for (size_t idx : selected) {
+      if (IsWithin(std::string(m.entry(idx).name), rel)) {
+        return Status::InvalidArgument("restore target " + target + ": entry \"" +
+                                       std::string(m.entry(idx).name) + "\" would land in backup " +
+                                       shown + ", which the restore reads");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 StatusOr<std::vector<size_t>> SelectEntries(const Manifest& m,
@@ -151,6 +198,7 @@ StatusOr<RestoreResult> RestoreBackup(const ResolvedBackup& chain, const Restore
                                       const std::function<void(uint64_t, uint64_t)>& progress) {
   ASSIGN_OR_RETURN(std::vector<size_t> selected,
                    SelectEntries(chain.top().manifest(), options.paths));
+  RETURN_IF_ERROR(CheckTargetOutsideChain(chain, options.target, selected));
   if (::mkdir(options.target.c_str(), 0755) != 0 && errno != EEXIST) {
     return Status::IOError("mkdir " + options.target, errno);
   }

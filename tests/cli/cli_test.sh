@@ -57,6 +57,13 @@ expect_exit 10 "BACKUP_NOT_FOUND" -- "$STITCH" info "$work/nowhere"
 expect_exit 12 "BACKUP_ENTRY_NOT_FOUND" -- "$STITCH" cat "$S/b2" no/such/file
 expect_exit 12 "BACKUP_ENTRY_NOT_FOUND" -- "$STITCH" restore "$S/b2" "$work/x" no/such
 expect_exit 1 "IO_ERROR" -- "$STITCH" restore "$S/b2" /proc/version/x
+# Never into a folder of the chain being read (its data files would be overwritten).
+expect_exit 2 "which the restore reads" -- "$STITCH" restore "$S/b2" "$S/b1"
+expect_exit 2 "which the restore reads" -- "$STITCH" restore "$S/b2" "$S/b2"
+ln -s "$S/b0" "$work/via-link"
+expect_exit 2 "which the restore reads" -- "$STITCH" restore "$S/b2" "$work/via-link/sub"
+check "refused restores left the chain whole" "$STITCH" verify "$S/b2"
+check "and created nothing in it" test ! -e "$S/b0/sub"
 
 cp -r "$S" "$work/v"
 sed -i 's|<version>1</version>|<version>3</version>|' "$work/v/b0/.backup"
