@@ -1,6 +1,7 @@
 // StoreMoves for a store folder on this machine: renames within the store's folder.
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include "engine/archive/archive_kind.h"
 #include "engine/base/atomic_file.h"
 #include "engine/base/folder_list.h"
+#include "engine/base/unique_fd.h"
 #include "engine/store/store_moves_impl.h"
 #include "engine/write/flatten.h"
 
@@ -31,6 +33,18 @@ class LocalStoreMoves final : public StoreMoves {
  public:
   LocalStoreMoves(std::string store, const Storage& storage)
       : store_(std::move(store)), storage_(storage) {}
+
+  Status Lock() override {
+    lock_ = UniqueFd(::open(store_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!lock_) return Status::IOError("open " + store_, errno);
+    if (::flock(lock_.get(), LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK) {
+        return Status::IOError("another stitch prune is running on " + store_, EBUSY);
+      }
+      return Status::IOError("flock " + store_, errno);
+    }
+    return Status::OK();
+  }
 
   void RemoveLeftovers() override {
     auto names = ListFolder(store_);
@@ -85,6 +99,7 @@ class LocalStoreMoves final : public StoreMoves {
  private:
   const std::string store_;
   const Storage& storage_;
+  UniqueFd lock_;  // The store's folder, flocked by Lock().
 };
 
 }  // namespace

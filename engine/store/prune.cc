@@ -156,6 +156,7 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   o.cache = cache;
   o.storage = RoutingStorage::Create();
   ASSIGN_OR_RETURN(std::unique_ptr<StoreMoves> moves, MovesFor(store, *o.storage));
+  if (!p.dry_run) RETURN_IF_ERROR(moves->Lock());  // Before the store is read for the plan.
   ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(*o.storage, store, cache));
   auto kept = Kept(all, p);
   RETURN_IF_ERROR(KeepArchiveChains(all, o, &kept));

@@ -20,6 +20,11 @@ namespace stitchfs::engine {
 class StoreMoves {
  public:
   virtual ~StoreMoves() = default;
+  // Keeps any other prune of this store out until this object is gone (a second prune would
+  // take the first one's work folders for leftovers). kIOError (EBUSY) if one is running.
+  // Locally a flock on the store's folder; object storage has none (one prune at a time is
+  // then the user's to ensure).
+  virtual Status Lock() = 0;
   // Removes what an interrupted prune left in the store (work folders, backups set aside).
   virtual void RemoveLeftovers() = 0;
   // The bytes the backup at `path` occupies.

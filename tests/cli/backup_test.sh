@@ -174,6 +174,14 @@ make_days "$work/p2"
 "$STITCH" prune "$work/p2" --keep-daily 2 --keep-monthly 1 >/dev/null
 check "keep-daily/monthly keep the newest days" test "$(ls "$work/p2" | tr '\n' ' ')" = "day09 day10 "
 expect_exit 2 "policy" -- "$STITCH" prune "$work/p2"
+# One prune of a store at a time (a second would take the first one's work for leftovers).
+flock "$work/p2" sleep 30 &
+holder=$!
+for _ in $(seq 100); do flock -n "$work/p2" true 2>/dev/null || break; sleep 0.05; done
+expect_exit 1 "another stitch prune is running" -- "$STITCH" prune "$work/p2" --keep-last 1
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+check "a refused prune changed nothing" "$STITCH" verify "$(ls -d "$work"/p2/* | head -1)"
 for delay in 0.05 0.2 0.5; do
   rm -rf "$work/p3" "$work"/p3.expected-*
   make_days "$work/p3"

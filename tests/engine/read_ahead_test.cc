@@ -335,7 +335,7 @@ TEST(ReadAheadTest, ClosingDoesNotWaitForAStalledRange) {
   const bool in_time = closed.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
   obj.release = true;  // (Lets a failing run end.)
   EXPECT_TRUE(in_time);
-  EXPECT_TRUE(obj.cancelled.load());
+  EXPECT_TRUE(obj.cancelled.load() || obj.stopped.load());  // (Stopped if between pieces.)
 }
 
 // A reader that seeks ahead past a range still arriving stops that range, and neither it nor
@@ -360,7 +360,7 @@ TEST(ReadAheadTest, ARangeSkippedByASeekIsStoppedNotWaitedFor) {
   const bool in_time = seek.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
   obj.release = true;
   EXPECT_TRUE(in_time);
-  EXPECT_TRUE(obj.cancelled.load());
+  EXPECT_TRUE(obj.cancelled.load() || obj.stopped.load());  // (Stopped if between pieces.)
 }
 
 // A fetch that throws (out of memory in the S3 layers) ends its range with an error: readers
