@@ -191,29 +191,26 @@ void ReadAhead::DropStream(uint64_t stream, std::vector<Chunk>* retired) const {
 StatusOr<RandomAccessFile::Loan> ReadAhead::Lend(uint64_t offset, size_t n) const {
   if (offset >= size_ || n == 0) return RandomAccessFile::Loan{};
   const uint64_t end = std::min<uint64_t>(offset + n, size_);
-  std::vector<Chunk> retired;  // Destroyed after the lock is released (see Retire).
+  // Declared before the lock, so destroyed after it is released (see Retire).
+  std::vector<Chunk> retired;
+  std::optional<std::pair<uint64_t, Chunk>> found;
   std::unique_lock<std::mutex> lock(mu_);
-  auto found = ChunkFor(offset, &retired);
+  found = ChunkFor(offset, &retired);
   if (!found || end > found->second.offset + found->second.length) {
     return RandomAccessFile::Loan{};  // A random read, or one across ranges: ReadAt copies.
   }
   lock.unlock();
-  const uint64_t stream = found->first;
-  Chunk chunk = std::move(found->second);
-  found.reset();
+  const auto& [stream, chunk] = *found;
   const Status arrived = chunk.bytes->Await(end - chunk.offset);
   if (!arrived.ok() && chunk.bytes->stop) return RandomAccessFile::Loan{};  // ReadAt fetches.
-  const char* at = chunk.bytes->data + (offset - chunk.offset);
-  RandomAccessFile::Loan loan{std::string_view(at, end - offset), chunk.bytes};
-  const uint64_t chunk_end = chunk.offset + chunk.length;
-  retired.push_back(std::move(chunk));  // Not the last owner of its fetch under the lock.
   lock.lock();
   if (!arrived.ok()) {
     DropStream(stream, &retired);  // A later read starts again and fetches anew.
     return arrived;
   }
-  Consumed(stream, chunk_end, end, &retired);
-  return loan;
+  Consumed(stream, chunk.offset + chunk.length, end, &retired);
+  const char* at = chunk.bytes->data + (offset - chunk.offset);
+  return RandomAccessFile::Loan{std::string_view(at, end - offset), chunk.bytes};
 }
 
 StatusOr<size_t> ReadAhead::ReadAt(uint64_t offset, std::span<char> dst) const {
@@ -223,8 +220,9 @@ StatusOr<size_t> ReadAhead::ReadAt(uint64_t offset, std::span<char> dst) const {
   uint64_t done = 0;
   while (done < n) {
     const uint64_t pos = offset + done;
+    std::optional<std::pair<uint64_t, Chunk>> found;  // (Also destroyed after the lock.)
     std::unique_lock<std::mutex> lock(mu_);
-    auto found = ChunkFor(pos, &retired);
+    found = ChunkFor(pos, &retired);
     if (!found) {
       random_end_ = offset + n;
       lock.unlock();
@@ -232,26 +230,21 @@ StatusOr<size_t> ReadAhead::ReadAt(uint64_t offset, std::span<char> dst) const {
       return n;
     }
     lock.unlock();
-    const uint64_t stream = found->first;
-    Chunk chunk = std::move(found->second);
-    found.reset();
+    const auto& [stream, chunk] = *found;
     const uint64_t take = std::min(chunk.offset + chunk.length, offset + n) - pos;
-    const uint64_t chunk_end = chunk.offset + chunk.length;
-    const Status arrived = chunk.bytes->Await(pos + take - chunk.offset);
-    if (arrived.ok()) {
-      std::memcpy(dst.data() + done, chunk.bytes->data + (pos - chunk.offset), take);
-    } else if (chunk.bytes->stop) {  // Its stream was dropped under this read: fetch alone.
-      RETURN_IF_ERROR(fetch_(pos, dst.subspan(done, n - done), nullptr));
-      return n;
-    }
-    retired.push_back(std::move(chunk));
-    lock.lock();
-    if (!arrived.ok()) {
+    if (Status arrived = chunk.bytes->Await(pos + take - chunk.offset); !arrived.ok()) {
+      if (chunk.bytes->stop) {  // Its stream was dropped under this read: fetch the rest alone.
+        RETURN_IF_ERROR(fetch_(pos, dst.subspan(done, n - done), nullptr));
+        return n;
+      }
+      lock.lock();
       DropStream(stream, &retired);  // A later read starts again and fetches anew.
       return arrived;
     }
+    std::memcpy(dst.data() + done, chunk.bytes->data + (pos - chunk.offset), take);
     done += take;
-    Consumed(stream, chunk_end, pos + take, &retired);
+    lock.lock();
+    Consumed(stream, chunk.offset + chunk.length, pos + take, &retired);
   }
   return n;
 }

@@ -91,6 +91,20 @@ std::set<std::string> NestedBackups(const std::vector<S3Object>& objects,
   return roots;
 }
 
+Status RemoveBackupObjects(const S3Bucket& bucket, const std::string& prefix,
+                           const std::string& spare) {
+  ASSIGN_OR_RETURN(S3Listing all, bucket.List(prefix, ""));
+  const auto nested = NestedBackups(all.objects, prefix);
+  ASSIGN_OR_RETURN(auto uploads, bucket.ListMultipart(prefix));
+  for (const S3Upload& u : uploads) {
+    if (!InNestedBackup(u.key, nested)) RETURN_IF_ERROR(bucket.AbortMultipart(u));
+  }
+  for (const S3Object& o : all.objects) {
+    if (o.key != spare && !InNestedBackup(o.key, nested)) RETURN_IF_ERROR(bucket.Delete(o.key));
+  }
+  return Status::OK();
+}
+
 bool InNestedBackup(const std::string& key, const std::set<std::string>& roots) {
   for (const std::string& r : roots) {
     if (key.compare(0, r.size(), r) == 0) return true;

@@ -29,4 +29,9 @@ std::set<std::string> NestedBackups(const std::vector<S3Object>& objects,
                                     const std::string& prefix);
 bool InNestedBackup(const std::string& key, const std::set<std::string>& roots);
 
+// Aborts the multipart uploads and deletes the objects under `prefix` (a backup's, "" or ending
+// in '/'), but the object `spare` and everything of the backups nested under it.
+Status RemoveBackupObjects(const S3Bucket& bucket, const std::string& prefix,
+                           const std::string& spare);
+
 }  // namespace stitchfs::engine

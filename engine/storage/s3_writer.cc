@@ -353,17 +353,7 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
     ASSIGN_OR_RETURN(bool taken,
                      TakeLock(*bucket, a.ObjectKey(".lock"), S3LockText(uuid), *lock, lock_etag));
     if (!taken) return Status::BackupAlreadyExists("Backup " + shown + ": another writer took it");
-    // Everything under the prefix but the lock and other backups nested under it.
-    ASSIGN_OR_RETURN(S3Listing left, bucket->List(prefix, ""));
-    const auto nested = NestedBackups(left.objects, prefix);
-    ASSIGN_OR_RETURN(auto uploads, bucket->ListMultipart(prefix));
-    for (const S3Upload& u : uploads) {
-      if (!InNestedBackup(u.key, nested)) RETURN_IF_ERROR(bucket->AbortMultipart(u));
-    }
-    for (const S3Object& o : left.objects) {
-      if (o.key != a.ObjectKey(".lock") && !InNestedBackup(o.key, nested))
-        RETURN_IF_ERROR(bucket->Delete(o.key));
-    }
+    RETURN_IF_ERROR(RemoveBackupObjects(*bucket, prefix, a.ObjectKey(".lock")));
     if (notice)
       *notice = "took over " + shown + ": its writer died; its partial backup was removed";
     return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a), uuid));

@@ -91,16 +91,7 @@ class S3StoreMoves final : public StoreMoves {
   // Every object of the backup at `a`, its marker last (a leftover stays recognisable).
   Status RemoveAll(const S3Address& a) {
     auto bucket = s3_.BucketOf(a);
-    ASSIGN_OR_RETURN(S3Listing all, bucket->List(a.ObjectKey(""), ""));
-    const auto nested = NestedBackups(all.objects, a.ObjectKey(""));  // Other backups: left alone.
-    ASSIGN_OR_RETURN(auto uploads, bucket->ListMultipart(a.ObjectKey("")));
-    for (const S3Upload& u : uploads) {
-      if (!InNestedBackup(u.key, nested)) RETURN_IF_ERROR(bucket->AbortMultipart(u));
-    }
-    for (const S3Object& o : all.objects) {
-      if (o.key != a.ObjectKey(kMarker) && !InNestedBackup(o.key, nested))
-        RETURN_IF_ERROR(bucket->Delete(o.key));
-    }
+    RETURN_IF_ERROR(RemoveBackupObjects(*bucket, a.ObjectKey(""), a.ObjectKey(kMarker)));
     return bucket->Delete(a.ObjectKey(kMarker));
   }
 
