@@ -1,5 +1,8 @@
 #include "cli/args.h"
 
+#include <cstdio>
+
+#include "engine/storage/clickhouse_config.h"
 #include "engine/storage/locator.h"
 #include "engine/storage/manifest_cache.h"
 
@@ -9,6 +12,39 @@ std::string Args::Value(const std::string& opt, const std::string& fallback) con
   auto it = values.find(opt);
   return it == values.end() || it->second.empty() ? fallback : it->second.back();
 }
+
+namespace {
+
+// Options every command takes: what gives locators their meaning.
+const std::set<std::string> kLocatorOptions = {"--backups-root", "--clickhouse-config", "--disk"};
+
+// A location as given: a locator resolved in `context`, else a path or URL in its one spelling.
+engine::StatusOr<std::string> Location(const std::string& arg,
+                                       const engine::LocatorContext& context) {
+  if (engine::LooksLikeLocator(arg)) return engine::ResolveUserLocator(arg, context);
+  return engine::NormalLocation(arg);
+}
+
+// The context of locators: --clickhouse-config, then --backups-root and each --disk NAME=DIR.
+engine::StatusOr<engine::LocatorContext> LocatorsFrom(const Args& a) {
+  std::map<std::string, std::string> disks;
+  if (auto it = a.values.find("--disk"); it != a.values.end()) {
+    for (const std::string& d : it->second) {
+      const size_t eq = d.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == d.size()) {
+        return engine::Status::InvalidArgument("--disk takes NAME=DIR, got " + d);
+      }
+      disks[d.substr(0, eq)] = d.substr(eq + 1);
+    }
+  }
+  std::vector<std::string> warnings;
+  auto c = engine::MakeLocatorContext(a.Value("--clickhouse-config"), a.Value("--backups-root"),
+                                      disks, &warnings);
+  for (const auto& w : warnings) std::fprintf(stderr, "stitch: warning: %s\n", w.c_str());
+  return c;
+}
+
+}  // namespace
 
 engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec& spec) {
   Args a;
@@ -32,7 +68,7 @@ engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec
     }
     if (spec.bool_flags.count(arg) && !has_value) {
       a.flags.insert(arg);
-    } else if (spec.value_opts.count(arg)) {
+    } else if (spec.value_opts.count(arg) || kLocatorOptions.count(arg)) {
       if (!has_value) {
         if (i + 1 >= argc)
           return engine::Status::InvalidArgument("option " + arg + " needs a value");
@@ -46,18 +82,14 @@ engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec
   if (a.positional.size() < spec.min_positional || a.positional.size() > spec.max_positional) {
     return engine::Status::InvalidArgument("wrong number of arguments");
   }
+  ASSIGN_OR_RETURN(a.locators, LocatorsFrom(a));
   for (size_t i = 0; i < spec.paths && i < a.positional.size(); ++i) {
-    a.positional[i] = engine::NormalLocation(a.positional[i]);
+    ASSIGN_OR_RETURN(a.positional[i], Location(a.positional[i], a.locators));
   }
   if (auto it = a.values.find("--base"); it != a.values.end()) {
-    for (auto& v : it->second) v = engine::NormalLocation(v);
-  }
-  if (auto it = a.values.find("--disk"); it != a.values.end()) {
     for (auto& v : it->second) {
-      const size_t eq = v.find('=');
-      if (eq != std::string::npos && eq + 1 < v.size()) {
-        v = v.substr(0, eq + 1) + engine::NormalLocation(v.substr(eq + 1));
-      }
+      if (engine::LooksLikeLocator(v)) a.base_locator = v;
+      ASSIGN_OR_RETURN(v, Location(v, a.locators));
     }
   }
   return a;
@@ -66,21 +98,12 @@ engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec
 engine::StatusOr<engine::ChainOptions> ChainOptionsFrom(const Args& args) {
   engine::ChainOptions o;
   o.cache = engine::ManifestCache::Default();
-  if (auto it = args.values.find("--disk"); it != args.values.end()) {
-    for (const std::string& d : it->second) {
-      size_t eq = d.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == d.size()) {
-        return engine::Status::InvalidArgument("--disk takes NAME=DIR, got " + d);
-      }
-      o.disks[d.substr(0, eq)] = d.substr(eq + 1);
-    }
-  }
+  o.locators = args.locators;
   o.base_override = args.Value("--base");
   return o;
 }
 
 ArgSpec WithChainOptions(ArgSpec spec) {
-  spec.value_opts.insert("--disk");
   spec.value_opts.insert("--base");
   return spec;
 }

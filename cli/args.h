@@ -8,6 +8,7 @@
 
 #include "engine/base/status_or.h"
 #include "engine/read/chain_options.h"
+#include "engine/storage/locator.h"
 
 namespace stitchfs::cli {
 
@@ -15,6 +16,9 @@ struct Args {
   std::vector<std::string> positional;
   std::set<std::string> flags;                             // Boolean flags given, e.g. "--json".
   std::map<std::string, std::vector<std::string>> values;  // Valued options, in order given.
+  // The backups root and disks from --clickhouse-config, --backups-root and --disk.
+  engine::LocatorContext locators;
+  std::string base_locator;  // --base as the user wrote it, when written as a locator.
 
   bool Has(const std::string& flag) const { return flags.count(flag) > 0; }
   std::string Value(const std::string& opt, const std::string& fallback = "") const;
@@ -25,17 +29,22 @@ struct ArgSpec {
   std::set<std::string> value_opts;  // e.g. {"--disk", "--base"}
   size_t min_positional = 0;
   size_t max_positional = 0;
-  // The first `paths` positional arguments are file system paths. They, and the values of
-  // --base and --disk, are made absolute and normal here, where they enter, so nothing later
-  // compares a relative spelling with an absolute one.
+  // The first `paths` positional arguments are locations (paths, S3 URLs, or locators such
+  // as `File('daily/b1')` or `Disk('backups', 'b1')`, taken as the server takes them). They,
+  // and the values of --base, --disk, --backups-root and --clickhouse-config, are made
+  // absolute and normal here, where they enter, so nothing later compares a relative spelling
+  // with an absolute one.
   size_t paths = 0;
 };
 
 // Parses argv[first..]. `--opt=value` and `--opt value` are both accepted; `--` ends options.
-// kInvalidArgument for unknown options, missing values or a wrong number of arguments.
+// Every spec takes --backups-root DIR, --clickhouse-config FILE and --disk NAME=DIR (the
+// context of locators, read here; the configuration's warnings go to stderr). kInvalidArgument
+// for unknown options, missing values, a wrong number of arguments, an unreadable
+// configuration, or a locator the context cannot resolve.
 engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec& spec);
 
-// ChainOptions from --disk NAME=DIR (repeatable) and --base DIR.
+// ChainOptions from the locator context and --base DIR.
 engine::StatusOr<engine::ChainOptions> ChainOptionsFrom(const Args& args);
 
 // The options every command that opens a backup accepts.

@@ -16,6 +16,7 @@ engine::StatusOr<engine::BackupOptions> OptionsFrom(const Args& args) {
   o.source = args.positional[0];
   o.dest = args.positional[1];
   o.base = args.Value("--base");
+  o.base_locator = args.base_locator;
   ASSIGN_OR_RETURN(o.base_chain, ChainOptionsFrom(args));
   o.base_chain.base_override.clear();  // --base names the base itself here.
   if (auto it = args.values.find("--immutable"); it != args.values.end())
@@ -41,6 +42,7 @@ engine::StatusOr<engine::BackupOptions> OptionsFrom(const Args& args) {
 void PrintJson(const engine::BackupSummary& s, const std::string& dest) {
   engine::JsonWriter j;
   j.BeginObject().Key("backup").String(dest).Key("uuid").String(s.uuid);
+  j.Key("checksum_algorithm").String(engine::ChecksumAlgorithmName(s.algorithm));
   j.Key("files")
       .Number(s.files)
       .Key("nodes")
@@ -64,7 +66,8 @@ void PrintJson(const engine::BackupSummary& s, const std::string& dest) {
 }
 
 void PrintText(const engine::BackupSummary& s, const std::string& dest) {
-  std::fprintf(stderr, "backup %s (uuid %s)\n", dest.c_str(), s.uuid.c_str());
+  std::fprintf(stderr, "backup %s (uuid %s, %s checksums)\n", dest.c_str(), s.uuid.c_str(),
+               engine::ChecksumAlgorithmName(s.algorithm));
   std::fprintf(stderr, "  files %llu (+%llu folders/symlinks), %s in total, %s read\n",
                static_cast<unsigned long long>(s.files), static_cast<unsigned long long>(s.nodes),
                HumanBytes(s.total_size).c_str(), HumanBytes(s.bytes_read).c_str());
@@ -84,7 +87,7 @@ void PrintText(const engine::BackupSummary& s, const std::string& dest) {
 
 int CmdBackup(int argc, char** argv) {
   ArgSpec spec{{"--json", "--files-cache"},
-               {"--base", "--disk", "--immutable", "--checksum", "--jobs", "--timestamp"},
+               {"--base", "--immutable", "--checksum", "--jobs", "--timestamp"},
                2,
                2,
                2};

@@ -8,10 +8,18 @@
 #include "engine/base/json_writer.h"
 #include "engine/read/backup_stats.h"
 #include "engine/s3/s3_address.h"
+#include "engine/storage/base_candidates.h"
 #include "engine/storage/locator.h"
 
 namespace stitchfs::cli {
 namespace {
+
+// Why level `i` (> 0) of `chain` is where it was found (FindBaseCandidates), for `args`.
+std::string WhyFound(const engine::ResolvedBackup& chain, size_t i, const Args& args) {
+  const auto& child = chain.level(i - 1);
+  return engine::WhyBaseFound(child.base_backup, child.path(), chain.level(i).path(), args.locators,
+                              i == 1 ? args.Value("--base") : "");
+}
 
 // How the backup at `path` is kept: "folder", "s3" or the archive's kind ("zip", "tar.zst").
 std::string FormOf(const std::string& path) {
@@ -69,7 +77,8 @@ void FormsText(const engine::ManifestHeader& h, const engine::BackupStats& st) {
   }
 }
 
-void PrintJson(const engine::ResolvedBackup& chain, const engine::BackupStats& st) {
+void PrintJson(const engine::ResolvedBackup& chain, const engine::BackupStats& st,
+               const Args& args) {
   engine::JsonWriter j;
   j.BeginObject();
   const auto& h = chain.top().header();
@@ -93,13 +102,15 @@ void PrintJson(const engine::ResolvedBackup& chain, const engine::BackupStats& s
     const auto& b = chain.level(i);
     j.BeginObject().Key("level").Number(i).Key("path").String(b.path());
     j.Key("uuid").String(b.uuid).Key("timestamp").String(b.timestamp);
+    if (i > 0) j.Key("found").String(WhyFound(chain, i, args));
     j.Key("bytes_provided").Number(st.bytes_by_level[i]).EndObject();
   }
   j.EndArray().EndObject();
   std::printf("%s\n", j.str().c_str());
 }
 
-void PrintText(const engine::ResolvedBackup& chain, const engine::BackupStats& st) {
+void PrintText(const engine::ResolvedBackup& chain, const engine::BackupStats& st,
+               const Args& args) {
   const auto& h = chain.top().header();
   std::printf("backup:            %s\n", chain.top().path().c_str());
   const std::string form = FormOf(chain.top().path());
@@ -132,6 +143,7 @@ void PrintText(const engine::ResolvedBackup& chain, const engine::BackupStats& s
     const auto& b = chain.level(i);
     std::printf("  %zu  %s  %s  %s  provides %s\n", i, b.timestamp.c_str(), b.uuid.c_str(),
                 b.path().c_str(), HumanBytes(st.bytes_by_level[i]).c_str());
+    if (i > 0) std::printf("     found: %s\n", WhyFound(chain, i, args).c_str());
   }
 }
 
@@ -144,9 +156,9 @@ int CmdInfo(int argc, char** argv) {
   if (!chain) return code;
   const engine::BackupStats st = chain->Stats();
   if (args.Has("--json")) {
-    PrintJson(*chain, st);
+    PrintJson(*chain, st, args);
   } else {
-    PrintText(*chain, st);
+    PrintText(*chain, st, args);
   }
   return engine::kExitOk;
 }

@@ -15,7 +15,8 @@ int CmdLog(int argc, char** argv) {
   auto args = ParseArgs(argc, argv, 1, {{"--json"}, {}, 1, 1, 1});
   if (!args.ok()) return Fail(args.status());
   auto storage = engine::RoutingStorage::Create();
-  auto list = engine::ListStore(*storage, args->positional[0], engine::ManifestCache::Default());
+  auto list = engine::ListStore(*storage, args->positional[0], engine::ManifestCache::Default(),
+                                args->locators);
   if (!list.ok()) return Fail(list.status());
   int code = engine::kExitOk;
   if (args->Has("--json")) {

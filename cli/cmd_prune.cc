@@ -44,7 +44,8 @@ int CmdPrune(int argc, char** argv) {
     *field = static_cast<int>(n);
   }
   p.dry_run = args->Has("--dry-run");
-  auto plan = engine::PruneStore(args->positional[0], p, engine::ManifestCache::Default());
+  auto plan =
+      engine::PruneStore(args->positional[0], p, engine::ManifestCache::Default(), args->locators);
   if (!plan.ok()) return Fail(plan.status());
   uint64_t freed = 0, written = 0;
   engine::JsonWriter j;

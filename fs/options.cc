@@ -1,9 +1,11 @@
 #include "fs/options.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 
 #include "engine/storage/backup_folder.h"
+#include "engine/storage/clickhouse_config.h"
 #include "engine/storage/locator.h"
 
 namespace stitchfs::fs {
@@ -21,6 +23,9 @@ const char kUsage[] =
     "       allow_other, default_permissions (on whenever allow_other is),\n"
     "       uid=N, gid=N, umask=OCTAL (override owners and modes),\n"
     "       base=DIR (the backup's base), disk=NAME:DIR (Disk('NAME', ...) locators),\n"
+    "       backups_root=DIR (relative File('...') locators: ClickHouse's first\n"
+    "         backups.allowed_path), clickhouse_config=FILE (the server's config.xml, with\n"
+    "         its config.d: backups root and disks as the server reads them),\n"
     "       s3_endpoint=URL, s3_region=R, s3_profile=NAME, s3_credentials=FILE (object\n"
     "         storage: BACKUP may be s3://BUCKET/PREFIX or an http(s) URL; FILE is in the\n"
     "         ~/.aws/credentials format; the AWS_* environment is read too),\n"
@@ -81,10 +86,13 @@ engine::Status MountOption(const std::string& opt, Options* o) {
   } else if (key == "manifest_cache_mb" && eq != std::string::npos) {
     ASSIGN_OR_RETURN(o->manifest_cache_mb, Number(key, val, 10));
   } else if (key == "base" && !val.empty()) {
-    o->chain.base_override = engine::NormalLocation(val);  // Locations enter in one spelling.
+    o->chain.base_override = val;  // Made a location in one spelling once the context is known.
   } else if (key == "disk" && val.find(':') != std::string::npos && val.find(':') > 0) {
-    o->chain.disks[val.substr(0, val.find(':'))] =
-        engine::AbsolutePath(val.substr(val.find(':') + 1));
+    o->disks[val.substr(0, val.find(':'))] = val.substr(val.find(':') + 1);
+  } else if (key == "backups_root" && !val.empty()) {
+    o->backups_root = val;
+  } else if (key == "clickhouse_config" && !val.empty()) {
+    o->clickhouse_config = val;
   } else if (key == "s3_endpoint" && !val.empty()) {
     o->s3.endpoint = val;
   } else if (key == "s3_region" && !val.empty()) {
@@ -106,6 +114,13 @@ engine::Status MountOption(const std::string& opt, Options* o) {
     return engine::Status::InvalidArgument("unknown mount option " + opt);
   }
   return engine::Status::OK();
+}
+
+// A BACKUP or base=: a locator resolved in `context`, else a path or URL in its one spelling.
+engine::StatusOr<std::string> Location(const std::string& arg,
+                                       const engine::LocatorContext& context) {
+  if (engine::LooksLikeLocator(arg)) return engine::ResolveUserLocator(arg, context);
+  return engine::NormalLocation(arg);
 }
 
 engine::Status OptionList(const std::string& list, Options* o) {
@@ -148,8 +163,18 @@ engine::StatusOr<Options> ParseOptions(int argc, char** argv) {
   }
   if (o.help || o.version) return o;
   if (positional.size() != 2) return engine::Status::InvalidArgument("need BACKUP and MOUNTPOINT");
-  o.backup = positional[0];
   o.mountpoint = positional[1];
+  std::vector<std::string> warnings;
+  ASSIGN_OR_RETURN(o.chain.locators, engine::MakeLocatorContext(o.clickhouse_config, o.backups_root,
+                                                                o.disks, &warnings));
+  for (const auto& w : warnings) std::fprintf(stderr, "stitchfs: warning: %s\n", w.c_str());
+  o.backup = positional[0];  // As given (it names the mount); made a location in main.
+  if (engine::LooksLikeLocator(o.backup)) {
+    ASSIGN_OR_RETURN(o.backup, engine::ResolveUserLocator(o.backup, o.chain.locators));
+  }
+  if (!o.chain.base_override.empty()) {
+    ASSIGN_OR_RETURN(o.chain.base_override, Location(o.chain.base_override, o.chain.locators));
+  }
   return o;
 }
 

@@ -1,6 +1,7 @@
 // Command line of `stitchfs`, parsed into a plain struct. Unknown options are errors.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,7 +27,10 @@ struct Options {
   bool noxattr = false;    // No extended attributes: ls -l needs no round trip per file for them.
   uint32_t spin_us = 200;  // Poll for the next request this long before sleeping; 0: libfuse's
                            // own loop.
-  engine::ChainOptions chain;
+  engine::ChainOptions chain;                // Its `locators` come from the three below.
+  std::string clickhouse_config;             // -o clickhouse_config=FILE
+  std::string backups_root;                  // -o backups_root=DIR
+  std::map<std::string, std::string> disks;  // -o disk=NAME:DIR
   engine::S3Settings s3;  // -o s3_endpoint=, s3_region=, s3_profile=, s3_credentials=.
   // Store mounts only.
   bool share_inodes = false;        // Unchanged files keep one inode number across backups.

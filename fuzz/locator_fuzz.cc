@@ -1,9 +1,10 @@
-// libFuzzer target for base-backup locators (engine/storage/locator.h): the input is the text of a
-// <base_backup>. ParseLocator and ResolveLocator run on it with a few mapped disks; what
-// resolves must be absolute and lexically normal (an S3 locator: a normal S3 location, shown
-// with its credentials hidden), a Disk path must stay inside its disk's folder, errors must
-// carry a documented code, and FileLocator of the input must parse back to
-// exactly that path.
+// libFuzzer target for base-backup locators (engine/storage/locator.h, base_candidates.h): the
+// input is the text of a <base_backup>. ParseLocator, FindBaseCandidates (with a backups root
+// and a few mapped disks) and RedactLocator run on it: every candidate must be absolute and
+// lexically normal (an S3 one: a normal S3 location), at most one primary and first, a Disk
+// primary inside its disk's folder, no secret in a candidate or its reason, an S3 locator shown
+// with its credentials hidden; errors must carry a documented code, and FileLocator of the
+// input must parse back to exactly that path.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <string_view>
 
 #include "engine/s3/s3_address.h"
+#include "engine/storage/base_candidates.h"
 #include "engine/storage/locator.h"
 #include "fuzz/fuzz_common.h"
 
@@ -21,7 +23,7 @@ using stitchfs::engine::ErrorCode;
 using stitchfs::fuzz::Printable;
 using stitchfs::fuzz::Require;
 
-const std::string kHolder = "/srv/store";
+const std::string kChild = "/srv/store/day2";
 
 // Disk folders as `--disk` and `-o disk=` give them: plain, with a trailing slash, the root.
 const std::map<std::string, std::string>& Disks() {
@@ -70,51 +72,60 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string shown = Printable(text);
 
   auto loc = stitchfs::engine::ParseLocator(text);
-  auto resolved = stitchfs::engine::ResolveLocator(text, kHolder, Disks());
+  stitchfs::engine::LocatorContext context;
+  context.backups_root = "/var/lib/clickhouse/backups";
+  context.disks = Disks();
+  auto search = stitchfs::engine::FindBaseCandidates(text, kChild, context);
   if (!loc.ok()) {
     Require(loc.status().code() == ErrorCode::kInvalidArgument,
             "ParseLocator fails with kInvalidArgument", loc.status().ToString());
-    Require(!resolved.ok() && resolved.status().code() == ErrorCode::kInvalidArgument,
-            "ResolveLocator refuses what ParseLocator refuses", shown);
+    Require(!search.ok() && search.status().code() == ErrorCode::kInvalidArgument,
+            "FindBaseCandidates refuses what ParseLocator refuses", shown);
   } else {
     Require(!loc->engine.empty(), "a parsed locator names an engine", shown);
   }
-  if (resolved.ok() && loc->engine == "S3") {
-    // An S3 location: in its one spelling, with no credentials in it or in the shown form.
-    const std::string& where = *resolved;
-    auto a = stitchfs::engine::ParseS3Address(where);
-    Require(stitchfs::engine::IsS3Location(where) && a.ok() && a->Location() == where,
-            "an S3 locator resolves to a normal S3 location", shown + " -> " + Printable(where));
-    // Shown as exactly "S3('<location>'" and placeholders: the secret cannot be in it.
+  if (!search.ok()) {
+    const ErrorCode c = search.status().code();
+    Require(c == ErrorCode::kInvalidArgument || c == ErrorCode::kInsecurePath ||
+                c == ErrorCode::kNotSupported,
+            "FindBaseCandidates fails with a documented code", search.status().ToString());
+    return 0;
+  }
+  const std::string secret = loc->engine == "S3" && loc->args.size() == 3 ? loc->args[2] : "";
+  const bool check_secret = secret.size() >= 8 && loc->args[0].find(secret) == std::string::npos;
+  int primaries = 0;
+  for (const auto& c : search->candidates) {
+    const std::string& where = c.location;
+    primaries += c.primary ? 1 : 0;
+    Require(primaries <= 1, "at most one primary candidate", shown);
+    if (check_secret) {
+      Require(where.find(secret) == std::string::npos && c.why.find(secret) == std::string::npos,
+              "a secret never is in a candidate", shown);
+    }
+    if (stitchfs::engine::IsS3Location(where)) {
+      auto a = stitchfs::engine::ParseS3Address(where);
+      Require(a.ok() && a->Location() == where, "an S3 candidate is a normal S3 location",
+              shown + " -> " + Printable(where));
+      continue;
+    }
+    Require(!where.empty() && where.front() == '/' && IsNormal(where),
+            "a candidate is an absolute, lexically normal path", shown + " -> " + Printable(where));
+    if (c.primary && loc->engine == "Disk") {
+      const std::string& disk = Disks().at(loc->args.at(0));
+      Require(Inside(where, disk) && !HasDotDot(where), "a Disk locator stays inside its disk",
+              shown + " -> " + Printable(where) + " (disk " + disk + ")");
+    }
+  }
+  if (loc->engine == "S3" && !search->candidates.empty()) {
+    // Shown as exactly "S3('<location>'" and placeholders: the secret cannot be in it. (The
+    // child is local: the URL is the one candidate.)
+    const std::string& where = search->candidates[0].location;
     const std::string quoted_where = stitchfs::engine::FileLocator(where).substr(5);  // 'x')
     const std::string expected = "S3(" + quoted_where.substr(0, quoted_where.size() - 1) +
                                  (loc->args.size() == 3 ? ", '[HIDDEN]', '[HIDDEN]')" : ")");
     Require(stitchfs::engine::RedactLocator(text) == expected,
             "an S3 locator is shown by its location, credentials hidden",
             shown + " -> " + Printable(stitchfs::engine::RedactLocator(text)));
-    if (loc->args.size() == 3 && loc->args[2].size() >= 8 &&
-        loc->args[0].find(loc->args[2]) == std::string::npos) {
-      Require(where.find(loc->args[2]) == std::string::npos, "a secret never is in a location",
-              shown);
-    }
-  } else if (resolved.ok()) {
-    const std::string& path = *resolved;
-    Require(!path.empty() && path.front() == '/', "a resolved locator is an absolute path",
-            shown + " -> " + Printable(path));
-    if (loc->engine == "Disk") {
-      const std::string& disk = Disks().at(loc->args.at(0));
-      Require(Inside(path, disk) && !HasDotDot(path), "a Disk locator stays inside its disk",
-              shown + " -> " + Printable(path) + " (disk " + disk + ")");
-    } else {
-      Require(loc->engine == "File", "only File, Disk and S3 locators resolve", shown);
-    }
-    Require(IsNormal(path), "a resolved locator is lexically normal",
-            shown + " -> " + Printable(path));
-  } else {
-    const ErrorCode c = resolved.status().code();
-    Require(c == ErrorCode::kInvalidArgument || c == ErrorCode::kNoBaseBackup ||
-                c == ErrorCode::kInsecurePath || c == ErrorCode::kNotSupported,
-            "ResolveLocator fails with a documented code", resolved.status().ToString());
   }
 
   // Any path, quoted by FileLocator, parses back to itself.

@@ -167,6 +167,9 @@ Status RenderManifest(const ManifestHeader& h, std::span<const FileEntry> entrie
   if (!h.base_backup.empty()) {
     Leaf(out, "base_backup", h.base_backup);
     Leaf(out, "base_backup_uuid", h.base_backup_uuid.value_or(""));
+    if (h.copy_s3_credentials) {
+      Leaf(out, "base_backup_copy_s3_credentials_from_backup", "true");
+    }
   }
   if (h.algorithm != ChecksumAlgorithm::kClickHouse) {
     Leaf(out, "stitchfs_checksum", ChecksumAlgorithmName(h.algorithm));

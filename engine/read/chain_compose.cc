@@ -1,5 +1,6 @@
 #include "engine/read/chain_compose.h"
 
+#include <map>
 #include <set>
 #include <vector>
 
@@ -207,14 +208,21 @@ class ChainComposer {
   // alone, until one that resolves from an index (returned) or the last one reached.
   std::unique_ptr<ResolvedBackup> Down(const Backup& top, std::vector<std::string>& paths) const {
     std::set<std::string> uuids{top.header().uuid};
-    std::string locator = top.header().base_backup;
-    for (size_t j = 1; j + 1 < o_.max_depth && !locator.empty(); ++j) {
-      auto path = BaseDirOf(paths.back(), locator, j == 1 ? o_.base_override : "", o_.disks);
+    ManifestHeader child = top.header();
+    for (size_t j = 1; j + 1 < o_.max_depth && !child.base_backup.empty(); ++j) {
+      std::map<std::string, std::pair<ManifestHeader, ManifestIdentity>> read;
+      auto header_at = [&](const std::string& location) -> StatusOr<std::string> {
+        ManifestIdentity id;
+        FolderIdentity folder;
+        ASSIGN_OR_RETURN(ManifestHeader h, ReadBackupHeader(*o_.storage, location, &id, &folder));
+        std::string uuid = h.uuid;
+        read[location] = {std::move(h), id};
+        return uuid;
+      };
+      auto path = FindBase(paths.back(), child, j - 1, o_, "", header_at);
       if (!path.ok()) return nullptr;
-      ManifestIdentity id;
-      FolderIdentity folder;
-      auto header = ReadBackupHeader(*o_.storage, *path, &id, &folder);
-      if (!header.ok() || !uuids.insert(header->uuid).second) return nullptr;
+      auto& [header, id] = read.at(*path);
+      if (!uuids.insert(header.uuid).second) return nullptr;
       paths.push_back(*path);
       if (auto bytes = FindIndex(*path, id)) {
         auto b = OpenBackup(*path, At(j));
@@ -223,7 +231,7 @@ class ChainComposer {
         if (r.ok()) return std::move(*r);
         if (auto other = FromIndex(*b, At(j))) return other;  // (Stale: the other copy, if any.)
       }
-      locator = header->base_backup;
+      child = std::move(header);
     }
     return nullptr;
   }

@@ -1,10 +1,12 @@
-// ChainOptions: how the bases of a backup are found and opened (disk mappings, an explicit
-// base, depth limit, shared caches).
+// ChainOptions: how the bases of a backup are found and opened (the backups root and disks
+// locators are relative to, an explicit base, depth limit, shared caches).
 #pragma once
 
 #include <map>
 #include <memory>
 #include <string>
+
+#include "engine/storage/locator.h"
 
 namespace stitchfs::engine {
 
@@ -16,11 +18,13 @@ struct ChainOptions {
   // Where the backups are; null: this machine's file systems (a LocalStorage with its own
   // cache of `max_open_files` data files).
   std::shared_ptr<const Storage> storage;
-  std::map<std::string, std::string> disks;  // Disk('NAME', ...) -> folder (--disk NAME=DIR).
-  std::string base_override;                 // --base DIR: the top backup's base, if set.
-  size_t max_depth = 100000;                 // Longest chain accepted.
-  size_t max_open_files = 0;                 // Data files kept open; 0 = DefaultFdCapacity().
-  std::shared_ptr<BackupCache> backups;      // Share opened backups between chains (optional).
+  // The backups root and disks that give base locators their meaning (--backups-root,
+  // --clickhouse-config, --disk NAME=DIR).
+  LocatorContext locators;
+  std::string base_override;             // --base DIR: the top backup's base, if set.
+  size_t max_depth = 100000;             // Longest chain accepted.
+  size_t max_open_files = 0;             // Data files kept open; 0 = DefaultFdCapacity().
+  std::shared_ptr<BackupCache> backups;  // Share opened backups between chains (optional).
   // Parsed manifests and resolved indexes kept across runs (the front ends pass the per-user
   // one, ManifestCache::Default()); none if null.
   const ManifestCache* cache = nullptr;

@@ -1,16 +1,11 @@
 #include "engine/read/chain_walk.h"
 
+#include "engine/storage/base_candidates.h"
 #include "engine/storage/locator.h"
 #include "engine/storage/manifest_cache.h"
 
 namespace stitchfs::engine {
 namespace {
-
-std::string ParentDir(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 // The first entry that reads from the base, if any.
 std::optional<size_t> FirstBaseUser(const Manifest& m) {
@@ -24,26 +19,37 @@ std::optional<size_t> FirstBaseUser(const Manifest& m) {
 StatusOr<std::shared_ptr<const Backup>> OpenBase(const Backup& child, size_t level,
                                                  const ChainOptions& o, size_t user) {
   const FileEntry e = child.manifest().entry(user);
-  std::string dir = level == 0 ? o.base_override : "";
-  if (dir.empty()) {
-    if (child.header().base_backup.empty()) {
-      return Status::NoBaseBackup(child.Prefix() + "Entry " +
-                                  ContentId(e.base_checksum, e.base_size) + " (\"" +
-                                  std::string(e.name) +
-                                  "\") is marked to be read from a base backup, but there is no "
-                                  "base backup specified");
-    }
-    auto resolved = BaseDirOf(child.path(), child.header().base_backup, "", o.disks);
-    if (!resolved.ok()) return resolved.status().WithPrefix(child.Prefix());
-    dir = *resolved;
+  if (child.header().base_backup.empty() && (level > 0 || o.base_override.empty())) {
+    return Status::NoBaseBackup(child.Prefix() + "Entry " +
+                                ContentId(e.base_checksum, e.base_size) + " (\"" +
+                                std::string(e.name) +
+                                "\") is marked to be read from a base backup, but there is no "
+                                "base backup specified");
   }
-  auto base = OpenBackup(dir, o);
-  if (!base.ok() && base.status().code() == ErrorCode::kBackupNotFound) {
-    return Status::NoBaseBackup(child.Prefix() + "base backup " +
-                                RedactLocator(child.header().base_backup) +
-                                " cannot be opened: " + base.status().message());
+  std::map<std::string, std::shared_ptr<const Backup>> opened;
+  auto open = [&](const std::string& location) -> StatusOr<std::string> {
+    ASSIGN_OR_RETURN(auto b, OpenBackup(location, o));
+    opened[location] = b;
+    return b->header().uuid;
+  };
+  ASSIGN_OR_RETURN(std::string dir,
+                   FindBase(child.path(), child.header(), level, o, child.Prefix(), open));
+  return opened.at(dir);
+}
+
+// The message of a base that none of the candidates of `search` gave.
+Status NotFound(const ManifestHeader& child, const BaseSearch& search, const std::string& prefix,
+                const std::optional<Status>& primary_error, size_t others,
+                const std::vector<std::string>& other_uuids) {
+  std::string msg = prefix + "base backup " + RedactLocator(child.base_backup);
+  msg += primary_error ? " cannot be opened: " + primary_error->message()
+                       : " not found: " + search.no_primary;
+  if (others > 0) {
+    msg += "; nor is it (uuid " + child.base_backup_uuid.value_or("") + ") in the " +
+           std::to_string(others) + " other places looked at (the folders above the backup)";
   }
-  return base;
+  for (const std::string& o : other_uuids) msg += "; " + o;
+  return Status::NoBaseBackup(msg);
 }
 
 // Every entry of `child` that uses the base finds (base_size, base_checksum) in `base`.
@@ -64,11 +70,39 @@ Status CheckBaseEntries(const Backup& child, const Backup& base) {
 
 }  // namespace
 
-StatusOr<std::string> BaseDirOf(const std::string& child_path, std::string_view locator,
-                                const std::string& override,
-                                const std::map<std::string, std::string>& disks) {
-  if (!override.empty()) return NormalLocation(override);
-  return ResolveLocator(locator, ParentDir(child_path), disks);
+StatusOr<std::string> FindBase(
+    const std::string& child_path, const ManifestHeader& child, size_t level, const ChainOptions& o,
+    const std::string& prefix,
+    const std::function<StatusOr<std::string>(const std::string&)>& uuid_at) {
+  auto search = FindBaseCandidates(child.base_backup, child_path, o.locators,
+                                   level == 0 ? o.base_override : std::string());
+  if (!search.ok()) return search.status().WithPrefix(prefix);
+  const std::string want = child.base_backup_uuid.value_or("");
+  std::optional<Status> primary_error;
+  std::optional<std::string> primary;
+  std::vector<std::string> other_uuids;  // Backups found where the search looked.
+  size_t others = 0;
+  for (const BaseCandidate& c : search->candidates) {
+    if (!c.primary && want.empty()) continue;  // Only a uuid makes another place the same base.
+    auto uuid = uuid_at(c.location);
+    if (uuid.ok() && (*uuid == want || (c.primary && want.empty()))) return c.location;
+    if (c.primary) {
+      if (uuid.ok()) {
+        primary = c.location;
+      } else if (uuid.status().code() == ErrorCode::kBackupNotFound) {
+        primary_error = uuid.status();
+      } else {
+        return uuid.status();  // What the locator names is there but broken: say so.
+      }
+      continue;
+    }
+    ++others;
+    if (uuid.ok() && other_uuids.size() < 3) {
+      other_uuids.push_back(c.location + " holds another backup (uuid " + *uuid + ")");
+    }
+  }
+  if (primary) return *primary;
+  return NotFound(child, *search, prefix, primary_error, others, other_uuids);
 }
 
 std::string ContentId(const Checksum& c, uint64_t size) { return c.ToHex() + std::to_string(size); }

@@ -3,6 +3,7 @@
 // guard against cycles and overlong chains. What ResolvedBackup walks, two levels at a time.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -45,12 +46,17 @@ Status LoopError(const Backup& child, const std::string& base_path, const std::s
 StatusOr<std::shared_ptr<const Backup>> OpenBackup(const std::string& dir,
                                                    const ChainOptions& options);
 
-// Where the base of the backup at `child_path` whose header names `locator` is: `override`
-// if not empty (--base), else the locator resolved against the folder holding the child.
-// Errors: those of ResolveLocator.
-StatusOr<std::string> BaseDirOf(const std::string& child_path, std::string_view locator,
-                                const std::string& override,
-                                const std::map<std::string, std::string>& disks);
+// The base named by the header `child` of the backup at `child_path` (at depth `level`; the
+// options' --base applies to level 0), among FindBaseCandidates in order: the first location
+// `uuid_at` opens with the uuid the child records. When none does: the primary candidate if
+// it opened (its other uuid is CheckBase's to refuse), else kNoBaseBackup prefixed with
+// `prefix`, saying where it looked. `uuid_at` returns the uuid of the backup at a location, or
+// why it cannot be opened. Errors: those of FindBaseCandidates, kNoBaseBackup, and any error of
+// `uuid_at` other than kBackupNotFound.
+StatusOr<std::string> FindBase(
+    const std::string& child_path, const ManifestHeader& child, size_t level,
+    const ChainOptions& options, const std::string& prefix,
+    const std::function<StatusOr<std::string>(const std::string&)>& uuid_at);
 
 // ClickHouse's name for a content: <checksum hex><size>.
 std::string ContentId(const Checksum& c, uint64_t size);

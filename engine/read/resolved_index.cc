@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "engine/read/chain_walk.h"
+#include "engine/storage/base_candidates.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -198,6 +199,17 @@ StatusOr<Decoded> ReadRecords(std::string_view bytes) {
   return d;
 }
 
+// True if `path` is where the locator of `child` may lead (FindBaseCandidates).
+bool IsCandidate(const ResolvedBackup::Level& child, const std::string& path,
+                 const std::string& override, const ChainOptions& o) {
+  auto search = FindBaseCandidates(child.base_backup, child.path(), o.locators, override);
+  if (!search.ok()) return false;
+  for (const BaseCandidate& c : search->candidates) {
+    if (c.location == path) return true;
+  }
+  return false;
+}
+
 // Every level is where its child's locator leads under `o`, and is the folder and `.backup`
 // recorded; fills `out` with the levels, their folders opened.
 Status CheckLevels(const Decoded& d, const Backup& top, const ChainOptions& o,
@@ -218,9 +230,11 @@ Status CheckLevels(const Decoded& d, const Backup& top, const ChainOptions& o,
       }
     } else {
       const ResolvedBackup::Level& child = out->back();
-      auto expected = BaseDirOf(child.path(), child.base_backup,
-                                j == 1 ? o.base_override : std::string(), o.disks);
-      if (!expected.ok() || *expected != *path) return Stale("base moved: " + *path);
+      // Still a place the child's locator leads to (under these options); the uuid it had
+      // when the index was made is the one the folder's unchanged `.backup` holds.
+      if (!IsCandidate(child, *path, j == 1 ? o.base_override : std::string(), o)) {
+        return Stale("base moved: " + *path);
+      }
       // The folder and its `.backup` are the ones recorded (a folder replaced or rewritten has
       // others). The folder is opened now, as a walk opens it: a reader keeps reading it if
       // prune moves it aside while this backup is open (a folder opened only at the first read

@@ -81,6 +81,8 @@ class S3Client {
   const std::string& service() const { return service_; }
   // Where the credentials came from (never the credentials), for messages.
   const std::string& credentials_source() const { return credentials_.source; }
+  // True if requests are signed (credentials present).
+  bool signs() const { return credentials_.present(); }
   S3Counters counters() const;
 
  private:

@@ -40,9 +40,13 @@ StatusOr<std::string> ReadArg(std::string_view& s) {
   return out;
 }
 
-std::string TrimSlashes(std::string p) {
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  return p;
+std::string Quoted(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out + "'";
 }
 
 }  // namespace
@@ -77,13 +81,17 @@ StatusOr<Locator> ParseLocator(std::string_view text) {
   return loc;
 }
 
-std::string FileLocator(std::string_view path) {
-  std::string out = "File('";
-  for (char c : path) {
-    if (c == '\'' || c == '\\') out.push_back('\\');
-    out.push_back(c);
+bool LooksLikeLocator(std::string_view arg) {
+  for (std::string_view engine : {"File(", "Disk(", "S3("}) {
+    if (arg.substr(0, engine.size()) == engine && !arg.empty() && arg.back() == ')') return true;
   }
-  return out + "')";
+  return false;
+}
+
+std::string FileLocator(std::string_view path) { return "File(" + Quoted(path) + ")"; }
+
+std::string DiskLocator(std::string_view disk, std::string_view path) {
+  return "Disk(" + Quoted(disk) + ", " + Quoted(path) + ")";
 }
 
 std::string RedactLocator(std::string_view text) {
@@ -91,8 +99,7 @@ std::string RedactLocator(std::string_view text) {
   if (!loc.ok() || loc->engine == "File" || loc->engine == "Disk") return std::string(text);
   if (loc->engine != "S3" || loc->args.empty()) return loc->engine + "(...)";
   auto a = ParseS3Address(loc->args[0]);
-  std::string out = "S3(" + FileLocator(a.ok() ? a->Location() : "?").substr(5);
-  out.pop_back();
+  std::string out = "S3(" + Quoted(a.ok() ? a->Location() : "?");
   return out + (loc->args.size() > 1 ? ", '[HIDDEN]', '[HIDDEN]')" : ")");
 }
 
@@ -102,31 +109,17 @@ std::string NormalLocation(const std::string& location) {
   return a.ok() ? a->Location() : location;
 }
 
-namespace {
-
-// `rel` (a File locator's relative path) beside the S3 prefix `holder`: kInsecurePath if it
-// climbs above the bucket.
-StatusOr<std::string> S3Relative(const std::string& holder, const std::string& rel,
-                                 const std::string& quoted) {
-  ASSIGN_OR_RETURN(S3Address a, ParseS3Address(holder));
-  std::vector<std::string> parts;
-  for (const auto& p : std::filesystem::path(a.key + "/" + rel)) {
-    const std::string part = p.string();
-    if (part.empty() || part == "." || part == "/") continue;
-    if (part != "..") {
-      parts.push_back(part);
-    } else if (parts.empty()) {
-      return Status::InsecurePath("base locator " + quoted + " leaves the bucket of " + holder);
-    } else {
-      parts.pop_back();
-    }
-  }
-  a.key.clear();
-  for (const std::string& part : parts) a.key += (a.key.empty() ? "" : "/") + part;
-  return a.Location();
+StatusOr<std::string> PathInDisk(std::string_view p) {
+  std::string rel = std::filesystem::path(p).lexically_normal().string();
+  while (!rel.empty() && rel.front() == '/') rel.erase(0, 1);
+  if (rel == ".") rel.clear();
+  while (!rel.empty() && rel.back() == '/') rel.pop_back();
+  if (!rel.empty()) RETURN_IF_ERROR(CheckRelativePath(rel));
+  return rel;
 }
 
-StatusOr<std::string> ResolveS3(const Locator& loc, const std::string& quoted) {
+StatusOr<std::string> S3LocatorLocation(const Locator& loc, std::string_view text) {
+  const std::string quoted = RedactLocator(text);
   if (loc.args.size() != 1 && loc.args.size() != 3) {
     return Status::NotSupported("base backup locator " + quoted +
                                 " is not supported (S3 takes 'url' or 'url', 'key', 'secret')");
@@ -139,39 +132,33 @@ StatusOr<std::string> ResolveS3(const Locator& loc, const std::string& quoted) {
   return a->Location();
 }
 
-}  // namespace
-
-StatusOr<std::string> ResolveLocator(std::string_view text, const std::string& holder_dir,
-                                     const std::map<std::string, std::string>& disks) {
+StatusOr<std::string> ResolveUserLocator(std::string_view text, const LocatorContext& context) {
   ASSIGN_OR_RETURN(Locator loc, ParseLocator(text));
   const std::string quoted = RedactLocator(text);
-  std::string path;
-  if (loc.engine == "S3") return ResolveS3(loc, quoted);
-  if (loc.engine == "File" && loc.args.size() == 1) {
-    path = loc.args[0];
-    if (path.empty()) return Status::InvalidArgument("empty path in base locator " + quoted);
-    if (path.front() != '/' && IsS3Location(holder_dir))
-      return S3Relative(holder_dir, path, quoted);
-    if (path.front() != '/') path = holder_dir + "/" + path;
-  } else if (loc.engine == "Disk" && loc.args.size() == 2) {
-    auto disk = disks.find(loc.args[0]);
-    if (disk == disks.end()) {
-      return Status::NoBaseBackup("base backup " + quoted + " is on disk '" + loc.args[0] +
-                                  "', which is not mapped; pass --disk " + loc.args[0] + "=DIR");
+  if (loc.engine == "S3") return S3LocatorLocation(loc, text);
+  if (loc.engine == "File" && loc.args.size() == 1 && !loc.args[0].empty()) {
+    if (loc.args[0].front() == '/') return AbsolutePath(loc.args[0]);
+    if (context.backups_root.empty()) {
+      return Status::InvalidArgument(quoted +
+                                     " is relative to ClickHouse's backups root: name it with "
+                                     "--backups-root DIR or --clickhouse-config FILE");
     }
-    // Relative to the disk whatever its spelling ("/b", "./b", "b/", "."); never above it.
-    std::string rel = std::filesystem::path(loc.args[1]).lexically_normal().string();
-    while (!rel.empty() && rel.front() == '/') rel.erase(0, 1);
-    rel = TrimSlashes(rel == "." ? "" : rel);
-    if (!rel.empty())
-      RETURN_IF_ERROR(CheckRelativePath(rel).WithPrefix("base locator " + quoted + ": "));
-    path = rel.empty() ? disk->second : disk->second + "/" + rel;
-  } else {
-    return Status::NotSupported("base backup locator " + quoted +
-                                " is not supported (File('...'), Disk('name', '...') and "
-                                "S3('url'[, 'key', 'secret']) are)");
+    return AbsolutePath(context.backups_root + "/" + loc.args[0]);
   }
-  return AbsolutePath(path);  // Absolute and normal: compared and shown in one spelling.
+  if (loc.engine == "Disk" && loc.args.size() == 2) {
+    auto disk = context.disks.find(loc.args[0]);
+    if (disk == context.disks.end()) {
+      return Status::InvalidArgument(quoted + " is on disk '" + loc.args[0] +
+                                     "', which is not known: map it with --disk " + loc.args[0] +
+                                     "=DIR or --clickhouse-config FILE");
+    }
+    auto rel = PathInDisk(loc.args[1]);
+    if (!rel.ok()) return rel.status().WithPrefix(quoted + ": ");
+    return AbsolutePath(rel->empty() ? disk->second : disk->second + "/" + *rel);
+  }
+  return Status::NotSupported(quoted +
+                              " is not supported (File('...'), Disk('name', '...') and "
+                              "S3('url'[, 'key', 'secret']) are)");
 }
 
 }  // namespace stitchfs::engine

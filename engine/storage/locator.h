@@ -1,5 +1,6 @@
 // Base-backup locators: the `<base_backup>` text (ClickHouse's `File('...')`,
-// `Disk('name', 'path')`, ...) parsed and resolved to a folder on this machine.
+// `Disk('name', 'path')`, `S3('url')`, ...) parsed, shown without secrets, written, and the
+// server setup that gives them their meaning (LocatorContext).
 #pragma once
 
 #include <map>
@@ -16,9 +17,22 @@ struct Locator {
   std::vector<std::string> args;  // Unquoted argument values.
 };
 
+// What a ClickHouse server knows that its locators leave out (FORMAT.md §5.1): the backups
+// root that relative `File()` paths are relative to (its first `backups.allowed_path`), and
+// the folders of its disks. Empty when unknown.
+struct LocatorContext {
+  std::string backups_root;                  // Absolute and normal, or "".
+  std::map<std::string, std::string> disks;  // Disk name -> folder (absolute and normal).
+  std::string origin;  // Where they came from, for messages: "--backups-root", a config file.
+};
+
 // Parses `Engine('a', 'b')`: an identifier, then SQL literals (single-quoted strings with
 // backslash escapes, or bare words) separated by commas. kInvalidArgument if malformed.
 StatusOr<Locator> ParseLocator(std::string_view text);
+
+// True if `arg` is written as a locator (`File(...)`, `Disk(...)`, `S3(...)`) rather than a
+// path or URL: what a user may give wherever a backup is named.
+bool LooksLikeLocator(std::string_view arg);
 
 // `text` fit to show: S3 credentials replaced by '[HIDDEN]', a URL's query and userinfo
 // dropped; engines other than File, Disk and S3 shown as `Engine(...)`.
@@ -27,18 +41,24 @@ std::string RedactLocator(std::string_view text);
 // The one spelling of a location: an S3 address's Location(), else AbsolutePath.
 std::string NormalLocation(const std::string& location);
 
-// Renders `File('<path>')` with quotes and backslashes escaped.
+// Renders `File('<path>')`, `Disk('<disk>', '<path>')` with quotes and backslashes escaped.
 std::string FileLocator(std::string_view path);
+std::string DiskLocator(std::string_view disk, std::string_view path);
 
-// Resolves a locator to a location, in its one spelling (NormalLocation).
-// `File('p')`: p if absolute, else relative to `holder_dir` (the folder or S3 prefix that holds
-// the backup naming this base). `Disk('n', 'p')`: `disks[n]/p`, where p must stay inside the
-// disk. `S3('url')` and `S3('url', 'key', 'secret')`: the S3 address of url (path style or
-// virtual-hosted); the credentials are kept in S3Keyring for that bucket, never in the
-// location. Errors: kNoBaseBackup (unknown disk), kInsecurePath (a Disk path escaping the
-// disk, a relative File leaving the bucket), kNotSupported (other engines),
-// kInvalidArgument (malformed). Messages show the locator through RedactLocator.
-StatusOr<std::string> ResolveLocator(std::string_view text, const std::string& holder_dir,
-                                     const std::map<std::string, std::string>& disks);
+// `p` as a path inside a disk: relative and normal whatever its spelling ("/b", "./b", "b/",
+// "." -> ""); kInsecurePath if it climbs above the disk.
+StatusOr<std::string> PathInDisk(std::string_view p);
+
+// The location an `S3('url'[, 'key', 'secret'])` locator (`text`, parsed as `loc`) names;
+// credentials are kept in S3Keyring for that bucket, never in the location. kNotSupported for
+// other argument counts; the address's errors. Messages show `text` through RedactLocator.
+StatusOr<std::string> S3LocatorLocation(const Locator& loc, std::string_view text);
+
+// A location a user named as a locator, as ClickHouse's server would take it: `File('/abs')`,
+// `File('rel')` under the context's backups root, `Disk('n', 'p')` in a known disk,
+// `S3('url'[, 'key', 'secret'])` (credentials kept in S3Keyring, never in the location). In
+// its one spelling (NormalLocation). kInvalidArgument when the context lacks what the locator
+// needs (no backups root, an unknown disk), kInsecurePath, kNotSupported (other engines).
+StatusOr<std::string> ResolveUserLocator(std::string_view text, const LocatorContext& context);
 
 }  // namespace stitchfs::engine

@@ -90,6 +90,12 @@ std::string RoutingStorage::LocatorFor(const std::string& location) const {
   return s.ok() ? (*s)->LocatorFor(location) : "S3('" + location + "')";
 }
 
+bool RoutingStorage::SharesCredentials(const std::string& location, const std::string& base) const {
+  if (!IsS3Location(location) || !IsS3Location(base)) return false;
+  auto s3 = this->s3();
+  return s3.ok() && (*s3)->SharesCredentials(location, base);
+}
+
 StatusOr<std::unique_ptr<BackupWriter>> RoutingStorage::StartBackup(const std::string& location,
                                                                     const std::string& uuid,
                                                                     std::string* notice) const {

@@ -42,6 +42,7 @@ class RoutingStorage final : public Storage {
   StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const override;
   int64_t StoreRescanNs(const std::string& location) const override;
   std::string LocatorFor(const std::string& location) const override;
+  bool SharesCredentials(const std::string& location, const std::string& base) const override;
   StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
                                                       const std::string& uuid,
                                                       std::string* notice) const override;

@@ -112,6 +112,15 @@ std::string S3Storage::LocatorFor(const std::string& location) const {
   return "S3(" + FileLocator(url).substr(5);
 }
 
+bool S3Storage::SharesCredentials(const std::string& location, const std::string& base) const {
+  auto a = ParseS3Address(location);
+  auto b = ParseS3Address(base);
+  if (!a.ok() || !b.ok()) return false;
+  const S3Client& ca = BucketOf(*a)->client();
+  const S3Client& cb = BucketOf(*b)->client();
+  return ca.signs() && ca.service() == cb.service();
+}
+
 StatusOr<std::shared_ptr<const BackupFolder>> S3Storage::OpenFolder(
     const std::string& location) const {
   auto a = ParseS3Address(location);

@@ -57,6 +57,8 @@ class S3Storage final : public Storage {
   // files uploaded (multipart above 16 MiB), `.backup` last, then `.lock` removed. Without
   // Finish, multipart uploads are aborted and every object written is deleted.
   std::string LocatorFor(const std::string& location) const override;
+  // Both addresses go to one service signed with one set of credentials.
+  bool SharesCredentials(const std::string& location, const std::string& base) const override;
   StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
                                                       const std::string& uuid,
                                                       std::string* notice) const override;

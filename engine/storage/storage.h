@@ -141,6 +141,13 @@ class Storage {
   // locator): `File('/abs/path')` locally, `S3('https://endpoint/bucket/key')` for object
   // storage (never with credentials).
   virtual std::string LocatorFor(const std::string& location) const = 0;
+  // True if a backup at `location` reads its base at `base` with its own credentials (both in
+  // object storage, signed the same way): what ClickHouse's
+  // <base_backup_copy_s3_credentials_from_backup> tells a restore.
+  virtual bool SharesCredentials(const std::string& /*location*/,
+                                 const std::string& /*base*/) const {
+    return false;
+  }
 
   // Starts writing backup `uuid` at `location`: kBackupAlreadyExists if a backup, a live
   // writer's `.lock` or anything else is there. An unfinished backup whose writer died is taken

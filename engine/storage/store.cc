@@ -11,7 +11,7 @@
 #include <unordered_set>
 
 #include "engine/archive/archive_kind.h"
-#include "engine/storage/locator.h"
+#include "engine/storage/base_candidates.h"
 
 namespace fs = std::filesystem;
 
@@ -71,29 +71,39 @@ void FillFigures(StoreEntry& s) {
   s.time = s.backup->header().time;
 }
 
-// The store entry that entry `e`'s base locator names, if it is in the store (by the identity
-// of the `.backup` found there).
+// The store entry that entry `e`'s base locator names, if it is in the store: the first
+// candidate (FindBaseCandidates) whose `.backup` is a store entry's (by identity) with the
+// uuid `e` records (or, the primary one, any uuid: the uuid is checked when it is opened).
 std::optional<size_t> BaseInStore(const Storage& storage, const StoreEntry& e,
-                                  const std::map<ManifestIdentity, size_t>& by_id) {
+                                  const std::vector<StoreEntry>& all,
+                                  const std::map<ManifestIdentity, size_t>& by_id,
+                                  const LocatorContext& locators) {
   if (!e.backup || e.backup->header().base_backup.empty()) return std::nullopt;
-  auto base = ResolveLocator(e.backup->header().base_backup,
-                             fs::path(e.backup->path()).parent_path().string(), {});
-  if (!base.ok()) return std::nullopt;
-  auto id = storage.StatManifest(*base);
-  if (!id.ok() || !*id) return std::nullopt;
-  auto it = by_id.find(**id);
-  return it == by_id.end() ? std::nullopt : std::optional(it->second);
+  const ManifestHeader& h = e.backup->header();
+  auto search = FindBaseCandidates(h.base_backup, e.backup->path(), locators);
+  if (!search.ok()) return std::nullopt;
+  for (const BaseCandidate& c : search->candidates) {
+    auto id = storage.StatManifest(c.location);
+    if (!id.ok() || !*id) continue;
+    auto it = by_id.find(**id);
+    if (it == by_id.end()) continue;
+    const std::string& uuid = all[it->second].backup->header().uuid;
+    if (c.primary || uuid == h.base_backup_uuid) return it->second;
+  }
+  return std::nullopt;
 }
 
 // Chain depths from the base locators, following bases that are in the store (iteratively:
 // chains may be very long; a loop stops at its start).
-void FillDepths(const Storage& storage, std::vector<StoreEntry>& all) {
+void FillDepths(const Storage& storage, std::vector<StoreEntry>& all,
+                const LocatorContext& locators) {
   std::map<ManifestIdentity, size_t> by_id;
   for (size_t i = 0; i < all.size(); ++i) {
     if (all[i].backup) by_id[all[i].backup->identity()] = i;
   }
   std::vector<std::optional<size_t>> base(all.size());
-  for (size_t i = 0; i < all.size(); ++i) base[i] = BaseInStore(storage, all[i], by_id);
+  for (size_t i = 0; i < all.size(); ++i)
+    base[i] = BaseInStore(storage, all[i], all, by_id, locators);
   for (size_t i = 0; i < all.size(); ++i) {
     int depth = 1;
     for (auto b = base[i]; b && *b != i && depth <= static_cast<int>(all.size()); b = base[*b]) {
@@ -131,7 +141,8 @@ StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& store_path) {
 }
 
 StatusOr<std::vector<StoreEntry>> ListStore(const Storage& storage, const std::string& store,
-                                            const ManifestCache* cache) {
+                                            const ManifestCache* cache,
+                                            const LocatorContext& locators) {
   ASSIGN_OR_RETURN(std::vector<StoreFolder> folders, storage.ScanStore(store));
   std::vector<StoreEntry> out;
   for (const StoreFolder& f : folders) {
@@ -156,7 +167,7 @@ StatusOr<std::vector<StoreEntry>> ListStore(const Storage& storage, const std::s
   std::sort(out.begin(), out.end(), [](const StoreEntry& a, const StoreEntry& b) {
     return std::tie(a.time, a.name) < std::tie(b.time, b.name);
   });
-  FillDepths(storage, out);
+  FillDepths(storage, out, locators);
   return out;
 }
 

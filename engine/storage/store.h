@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/storage/backup.h"
+#include "engine/storage/locator.h"
 
 namespace stitchfs::engine {
 
@@ -32,9 +33,11 @@ struct StoreEntry {
 
 // Lists the backups of the store at `store` in `storage` (Storage::ScanStore), opened through
 // it (and `cache`, if any), oldest first (by timestamp, then name). An archive that turns out
-// to hold no `.backup` is left out, as a folder without one is.
+// to hold no `.backup` is left out, as a folder without one is. Depths follow base locators
+// as `locators` gives them their meaning.
 StatusOr<std::vector<StoreEntry>> ListStore(const Storage& storage, const std::string& store,
-                                            const ManifestCache* cache = nullptr);
+                                            const ManifestCache* cache = nullptr,
+                                            const LocatorContext& locators = {});
 
 // Is `dir` a single backup (holds a `.backup` that is a regular file)?
 bool IsBackupFolder(const std::string& dir);

@@ -147,17 +147,19 @@ StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
 }  // namespace
 
 StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, const PrunePolicy& p,
-                                              const ManifestCache* cache) {
+                                              const ManifestCache* cache,
+                                              const LocatorContext& locators) {
   if (p.keep_last <= 0 && p.keep_daily <= 0 && p.keep_monthly <= 0) {
     return Status::InvalidArgument("a policy needs --keep-last, --keep-daily or --keep-monthly");
   }
   const std::string store = NormalLocation(store_arg);
   ChainOptions o;
   o.cache = cache;
+  o.locators = locators;
   o.storage = RoutingStorage::Create();
   ASSIGN_OR_RETURN(std::unique_ptr<StoreMoves> moves, MovesFor(store, *o.storage));
   if (!p.dry_run) RETURN_IF_ERROR(moves->Lock());  // Before the store is read for the plan.
-  ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(*o.storage, store, cache));
+  ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(*o.storage, store, cache, locators));
   auto kept = Kept(all, p);
   RETURN_IF_ERROR(KeepArchiveChains(all, o, &kept));
   ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept, o, *moves));

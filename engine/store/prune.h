@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/base/status_or.h"
+#include "engine/storage/locator.h"
 
 namespace stitchfs::engine {
 class ManifestCache;
@@ -39,7 +40,9 @@ struct PruneAction {
 // Errors: kInvalidArgument for an empty policy; a kept backup that does not open (prune then
 // changes nothing); kIOError.
 // Manifests and resolved indexes are read through `cache`, if any.
+// Base locators mean what `locators` says (LocatorContext).
 StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store, const PrunePolicy& policy,
-                                              const ManifestCache* cache = nullptr);
+                                              const ManifestCache* cache = nullptr,
+                                              const LocatorContext& locators = {});
 
 }  // namespace stitchfs::engine

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -112,21 +113,51 @@ StatusOr<std::shared_ptr<const ResolvedBackup>> OpenBase(const BackupOptions& o)
   return chain;
 }
 
-// A File locator relative to the destination's folder when both are on this machine (a store
-// stays valid when moved whole); else the storage's absolute locator (S3('url') for a base in
-// object storage, as ClickHouse writes it).
-std::string BaseLocator(const Storage& storage, const std::string& base, const std::string& dest) {
-  if (IsS3Location(base) || IsS3Location(dest)) return storage.LocatorFor(base);
-  fs::path b = fs::absolute(base).lexically_normal();
-  fs::path holder = fs::absolute(dest).lexically_normal().parent_path();
-  fs::path rel = b.lexically_relative(holder);
-  return FileLocator(rel.empty() ? b.string() : rel.string());
+// The locator of the base that ClickHouse resolves without help (FORMAT.md §5.1): Disk(...)
+// when the user named the base through a disk; `S3('url')` in object storage (never with
+// credentials); else `File()` relative to the backups root when the base lies under it (what
+// ClickHouse resolves a relative path against), else with the absolute path.
+std::string BaseLocator(const BackupOptions& o, const Storage& storage) {
+  if (auto named = ParseLocator(o.base_locator);
+      named.ok() && named->engine == "Disk" && named->args.size() == 2) {
+    if (auto rel = PathInDisk(named->args[1]); rel.ok()) return DiskLocator(named->args[0], *rel);
+  }
+  if (IsS3Location(o.base)) return storage.LocatorFor(o.base);
+  const std::string base = AbsolutePath(o.base);
+  const std::string& root = o.base_chain.locators.backups_root;
+  if (!root.empty()) {
+    const std::string rel = fs::path(base).lexically_relative(root).string();
+    if (!rel.empty() && rel != "." && rel.rfind("..", 0) != 0) return FileLocator(rel);
+  }
+  return FileLocator(base);
 }
 
-// The checksum algorithm of the new backup: the base's (a chain keeps one), else the option's.
-StatusOr<ChecksumAlgorithm> AlgorithmFor(const BackupOptions& o, const ResolvedBackup* base) {
+// True if `tree` is laid out as a ClickHouse backup (`metadata/DB.sql` or
+// `metadata/DB/TABLE.sql`, possibly under `shards/N/replicas/M/`) or a server's data folder.
+bool LooksLikeClickHouseTree(const SourceTree& tree) {
+  for (const SourceFile& f : tree.files) {
+    std::string_view n = f.name;
+    if (n.rfind("shards/", 0) == 0) {
+      const size_t m = n.find("/metadata/");
+      if (m == std::string_view::npos) continue;
+      n.remove_prefix(m + 1);
+    }
+    if (n.rfind("metadata/", 0) != 0 || n.size() < 13 || n.substr(n.size() - 4) != ".sql") continue;
+    if (std::count(n.begin(), n.end(), '/') <= 2) return true;
+  }
+  return false;
+}
+
+// The checksum algorithm of the new backup: the base's (a chain keeps one), else the option's,
+// else ClickHouse's for a tree laid out as ClickHouse's (so that ClickHouse's own incremental
+// BACKUP on it reuses its files and prefixes, and its parts' checksums.txt values are the
+// manifest's), else XXH3.
+StatusOr<ChecksumAlgorithm> AlgorithmFor(const BackupOptions& o, const ResolvedBackup* base,
+                                         const SourceTree& tree) {
   const ChecksumAlgorithm alg =
-      base ? base->top().header().algorithm : o.algorithm.value_or(ChecksumAlgorithm::kXxh3);
+      base ? base->top().header().algorithm
+           : o.algorithm.value_or(LooksLikeClickHouseTree(tree) ? ChecksumAlgorithm::kClickHouse
+                                                                : ChecksumAlgorithm::kXxh3);
   if (o.algorithm && *o.algorithm != alg) {
     return Status::InvalidArgument(std::string("the base uses ") + ChecksumAlgorithmName(alg) +
                                    " checksums; a chain keeps one algorithm");
@@ -150,8 +181,9 @@ ManifestHeader HeaderFor(const BackupOptions& o, const Storage& storage, const B
   bool uses_base = false;
   for (const auto& e : entries) uses_base |= e.uses_base();
   if (uses_base) {
-    h.base_backup = BaseLocator(storage, o.base, o.dest);
+    h.base_backup = BaseLocator(o, storage);
     h.base_backup_uuid = base->top().header().uuid;
+    h.copy_s3_credentials = storage.SharesCredentials(o.dest, o.base);
   }
   return h;
 }
@@ -174,11 +206,12 @@ StatusOr<std::vector<FileEntry>> ReadAll(const BackupOptions& o, const SourceTre
 
 StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress& progress) {
   ASSIGN_OR_RETURN(auto base, OpenBase(o));
-  ASSIGN_OR_RETURN(const ChecksumAlgorithm alg, AlgorithmFor(o, base.get()));
   UniqueFd src(::open(o.source.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));
   if (!src) return Status::IOError("open source folder " + o.source, errno);
   ASSIGN_OR_RETURN(SourceTree tree, WalkSource(src.get()));
+  ASSIGN_OR_RETURN(const ChecksumAlgorithm alg, AlgorithmFor(o, base.get(), tree));
   BackupSummary summary;
+  summary.algorithm = alg;
   summary.uuid = NewUuid();
   std::string notice;
   const std::shared_ptr<const Storage> storage =

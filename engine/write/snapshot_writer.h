@@ -19,11 +19,16 @@ namespace stitchfs::engine {
 struct BackupOptions {
   std::string source;
   std::string dest;
-  std::string base;                          // Folder of the base backup; empty for a full backup.
+  std::string base;  // Folder of the base backup; empty for a full backup.
+  // The base as the user named it when that was a locator (`Disk('backups', 'b1')`): the new
+  // backup names its base the same way.
+  std::string base_locator;
   ChainOptions base_chain;                   // How the base's own bases are found.
   std::vector<std::string> immutable_globs;  // fnmatch patterns on entry names.
-  std::optional<ChecksumAlgorithm> algorithm;  // Default: the base's, else XXH3.
-  int jobs = 0;                                // Files read at once; 0 = a default for the machine.
+  // Default: the base's; else ClickHouse's for a source laid out as a ClickHouse backup
+  // (metadata/DB/TABLE.sql) or data folder; else XXH3.
+  std::optional<ChecksumAlgorithm> algorithm;
+  int jobs = 0;              // Files read at once; 0 = a default for the machine.
   bool files_cache = false;  // Trust unchanged size+mtime+ctime+inode against the base.
   int max_retries = 3;       // Re-reads of a file that changes while read.
   std::string timestamp;     // "YYYY-MM-DD hh:mm:ss" to record; empty = now (local time).
@@ -32,9 +37,10 @@ struct BackupOptions {
 
 struct BackupSummary {
   std::string uuid;
-  uint64_t files = 0;       // Regular files in the backup.
-  uint64_t nodes = 0;       // Directories and symlinks.
-  uint64_t total_size = 0;  // Their bytes.
+  ChecksumAlgorithm algorithm = ChecksumAlgorithm::kXxh3;  // The one the backup uses.
+  uint64_t files = 0;                                      // Regular files in the backup.
+  uint64_t nodes = 0;                                      // Directories and symlinks.
+  uint64_t total_size = 0;                                 // Their bytes.
   uint64_t bytes_read = 0;
   uint64_t bytes_stored = 0;            // Written into data files.
   uint64_t bytes_from_base_whole = 0;   // Whole files taken from the base (same or renamed).

@@ -73,9 +73,22 @@ TEST_F(ChainTest, BaseOverrideAndDiskLocator) {
   d.header.base_backup_uuid = b0_uuid_;
   d.AddFromBase("old.bin", "renamed content");
   ASSERT_OK(d.Write());
-  EXPECT_EQ(ResolvedBackup::Open(dir_ / "d").status().code(), ErrorCode::kNoBaseBackup);
+  // Unmapped, the disk's path is looked for above the backup, with the uuid d records.
+  auto searched = ResolvedBackup::Open(dir_ / "d");
+  ASSERT_TRUE(searched.ok()) << searched.status().ToString();
+  EXPECT_EQ((*searched)->level(1).path(), dir_ / "b0");
+  FixtureBackup e(dir_ / "e");
+  e.header.base_backup = "Disk('backups', 'nowhere/b9')";
+  e.header.base_backup_uuid = b0_uuid_;
+  e.AddFromBase("old.bin", "renamed content");
+  ASSERT_OK(e.Write());
+  auto unmapped = ResolvedBackup::Open(dir_ / "e").status();
+  EXPECT_EQ(unmapped.code(), ErrorCode::kNoBaseBackup);
+  EXPECT_NE(unmapped.message().find("disk 'backups' is not mapped (--disk backups=DIR"),
+            std::string::npos)
+      << unmapped.ToString();
   ChainOptions disks;
-  disks.disks["backups"] = dir_.path();
+  disks.locators.disks["backups"] = dir_.path();
   auto dc = ResolvedBackup::Open(dir_ / "d", disks);
   ASSERT_TRUE(dc.ok()) << dc.status().ToString();
   EXPECT_EQ(ReadAll(**dc, "old.bin"), "renamed content");

@@ -196,6 +196,63 @@ TEST_F(WriterTest, ManifestFollowsClickHouseReaderRules) {
   EXPECT_FALSE(fs::exists(dir_ / "b0/.stitch-tmp"));
 }
 
+TEST_F(WriterTest, AClickHouseShapedTreeGetsClickHouseChecksums) {
+  WriteFile(Src("data/db/t/all_1_1_0/data.bin"), "Some text");
+  WriteFile(Src("plain.txt"), "x");
+  auto plain = Backup("plain");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->algorithm, ChecksumAlgorithm::kXxh3) << "no metadata/*.sql: XXH3";
+  WriteFile(Src("metadata/db/t.sql"), "ATTACH TABLE t (a UInt8) ENGINE = Log\n");
+  auto ch = Backup("ch");
+  ASSERT_TRUE(ch.ok());
+  EXPECT_EQ(ch->algorithm, ChecksumAlgorithm::kClickHouse);
+  EXPECT_EQ(Entry("ch", "data/db/t/all_1_1_0/data.bin").checksum.ToHex(),
+            "28b5529750ac210952ffd366774363ed");
+  BackupOptions o;
+  o.source = Src();
+  o.dest = dir_ / "forced";
+  o.algorithm = ChecksumAlgorithm::kXxh3;
+  auto forced = WriteBackup(o, nullptr);
+  ASSERT_TRUE(forced.ok());
+  EXPECT_EQ(forced->algorithm, ChecksumAlgorithm::kXxh3) << "--checksum wins";
+  fs::remove_all(Src("metadata"));
+  WriteFile(Src("shards/1/replicas/1/metadata/db.sql"), "ATTACH DATABASE db\n");
+  EXPECT_EQ(Backup("cluster")->algorithm, ChecksumAlgorithm::kClickHouse);
+}
+
+TEST_F(WriterTest, BaseLocatorIsWhatClickHouseResolvesWithoutHelp) {
+  WriteFile(Src("log.bin"), "one");
+  ASSERT_TRUE(Backup("root/st/b1").ok());
+  auto next = [&](const std::string& name, const std::string& base, const std::string& root,
+                  const std::string& named) {
+    WriteFile(Src("log.bin"), ReadFile(Src("log.bin")) + " more");
+    BackupOptions o;
+    o.source = Src();
+    o.dest = dir_ / name;
+    o.base = dir_ / base;
+    o.base_locator = named;
+    o.base_chain.locators.backups_root = root;
+    EXPECT_TRUE(WriteBackup(o, nullptr).ok());
+    return ReadFile(dir_ / (name + "/.backup"));
+  };
+  // Under the backups root: relative to it (ClickHouse's meaning of a relative File()).
+  EXPECT_NE(next("root/st/b2", "root/st/b1", dir_ / "root", "")
+                .find("<base_backup>File(&apos;st/b1&apos;)</base_backup>"),
+            std::string::npos);
+  // Named through a disk: the same Disk() locator, its path normal.
+  EXPECT_NE(next("root/st/b3", "root/st/b2", "", "Disk('backups', './st//b2/')")
+                .find("<base_backup>Disk(&apos;backups&apos;, &apos;st/b2&apos;)</base_backup>"),
+            std::string::npos);
+  // A root that does not hold the base, or none: the absolute path.
+  const std::string abs =
+      "<base_backup>File(&apos;" + dir_ / "root/st/b3" + "&apos;)</base_backup>";
+  EXPECT_NE(next("root/st/b4", "root/st/b3", dir_ / "elsewhere", "").find(abs), std::string::npos);
+  EXPECT_EQ(ReadFile(Src("log.bin")), "one more more more");
+  auto chain = Open("root/st/b4");
+  ASSERT_NE(chain, nullptr);
+  EXPECT_EQ(chain->depth(), 4u) << "found again: root-relative, Disk() and absolute locators";
+}
+
 TEST_F(WriterTest, IncrementalOnAClickHouseBaseUsesClickHouseChecksums) {
   testutil::FixtureBackup ch(dir_ / "ch");
   ch.AddStored("log/data.bin", "Some text");
@@ -211,7 +268,11 @@ TEST_F(WriterTest, IncrementalOnAClickHouseBaseUsesClickHouseChecksums) {
   const std::string xml = ReadFile(dir_ / "b1/.backup");
   EXPECT_EQ(xml.find("<stitchfs_checksum>"), std::string::npos)
       << "ClickHouse's algorithm is the default";
-  EXPECT_NE(xml.find("<base_backup>File(&apos;ch&apos;)</base_backup>"), std::string::npos);
+  // An absolute path: what ClickHouse resolves without knowing its backups root.
+  EXPECT_NE(xml.find("<base_backup>File(&apos;" + dir_ / "ch" + "&apos;)</base_backup>"),
+            std::string::npos)
+      << xml;
+  EXPECT_EQ(xml.find("base_backup_copy_s3_credentials_from_backup"), std::string::npos);
   BackupOptions o;
   o.source = Src();
   o.dest = dir_ / "b2";

@@ -125,8 +125,8 @@ TEST(OptionsTest, WhatEachOptionSets) {
   char cwd[4096];
   ASSERT_NE(::getcwd(cwd, sizeof(cwd)), nullptr);
   EXPECT_EQ(o.chain.base_override, std::string(cwd) + "/b1") << "absolute and normal";
-  EXPECT_EQ(o.chain.disks.at("d1"), "/x");
-  EXPECT_EQ(o.chain.disks.at("d2"), std::string(cwd) + "/y");
+  EXPECT_EQ(o.chain.locators.disks.at("d1"), "/x");
+  EXPECT_EQ(o.chain.locators.disks.at("d2"), std::string(cwd) + "/y");
   EXPECT_TRUE(Ok({"-d", "b", "m"}).debug && Ok({"--debug", "b", "m"}).foreground);
   EXPECT_TRUE(Ok({"-o", "default_permissions", "b", "m"}).default_permissions);
   EXPECT_FALSE(Ok({"-o", "default_permissions", "b", "m"}).allow_other);
