@@ -24,9 +24,11 @@ installed() {
   [ -f "$dir/node_modules/@chdb/lib-linux-x64-gnu/libchdb.so" ] &&
     grep -q "\"version\": \"$CHDB_VERSION\"" "$module/package.json" 2>/dev/null
 }
+mkdir -p "$cache"
+exec 9>"$cache/.install.lock"
+flock 9  # Two tests started at once install once.
 if ! installed; then
   say "installing chdb $CHDB_VERSION (ClickHouse 26.7, about 550 MB) into $dir"
-  mkdir -p "$dir"
   tmp=$(mktemp -d "$cache/.install.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
   (cd "$tmp" && echo '{"private": true}' > package.json &&
