@@ -1,5 +1,7 @@
 #include "fs/backup_view.h"
 
+#include "engine/base/string_file.h"
+#include "engine/format/flat_manifest.h"
 #include "fs/xattrs.h"
 
 namespace stitchfs::fs {
@@ -21,7 +23,29 @@ BackupView::BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, Att
   for (size_t i = 0; i < m.num_entries(); ++i) total_size_ += m.entry(i).size;
 }
 
+engine::StatusOr<std::string> BackupView::FlatManifest() const {
+  return engine::RenderFlatManifest(backup_->top().manifest());
+}
+
+engine::StatusOr<struct stat> BackupView::ManifestAttr() const {
+  std::call_once(manifest_once_, [this] {
+    auto text = FlatManifest();
+    manifest_size_ = text.ok() ? engine::StatusOr<uint64_t>(text->size()) : text.status();
+  });
+  ASSIGN_OR_RETURN(const uint64_t size, manifest_size_);
+  struct stat st = table_.Stat(InodeTable::kRoot, attr_);
+  st.st_ino = ManifestIno();
+  st.st_mode = S_IFREG | (0444 & ~attr_.umask.value_or(0));
+  st.st_nlink = 1;
+  st.st_size = static_cast<off_t>(size);
+  st.st_blocks = (st.st_size + 511) / 512;
+  st.st_mtim = {static_cast<time_t>(attr_.default_mtime_sec), 0};
+  st.st_atim = st.st_ctim = st.st_mtim;
+  return st;
+}
+
 engine::StatusOr<struct stat> BackupView::Attr(uint64_t ino) const {
+  if (IsManifest(ino)) return ManifestAttr();
   const Inode* n = Get(ino);
   if (n == nullptr) return NoInode(ino);
   struct stat st = table_.Stat(Real(ino), attr_);
@@ -48,6 +72,9 @@ engine::StatusOr<uint64_t> BackupView::Lookup(uint64_t parent, std::string_view 
   const uint64_t child = table_.Lookup(Real(parent), name);
   if (child != 0) return IsMirror(parent) ? Mirror(child) : child;
   if (parent == InodeTable::kRoot && name == kAppendedDir) return Mirror(InodeTable::kRoot);
+  if (parent == InodeTable::kRoot && name == kManifestFile && attr_.backup_manifest) {
+    return ManifestIno();
+  }
   return engine::Status::EntryNotFound("no entry \"" + std::string(name) + "\"");
 }
 
@@ -75,6 +102,11 @@ engine::StatusOr<std::vector<DirEntry>> BackupView::ReadDir(uint64_t ino, size_t
 
 engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> BackupView::Open(
     uint64_t ino) const {
+  if (IsManifest(ino)) {
+    ASSIGN_OR_RETURN(std::string text, FlatManifest());
+    return std::shared_ptr<const engine::RandomAccessFile>(
+        std::make_shared<engine::StringFile>(std::move(text)));
+  }
   const Inode* n = Get(ino);
   if (n == nullptr) return NoInode(ino);
   if (n->type != InodeType::kFile) return engine::Status::EntryNotFound("not a regular file");
@@ -89,12 +121,14 @@ engine::StatusOr<std::string> BackupView::Readlink(uint64_t ino) const {
 }
 
 engine::StatusOr<std::vector<std::string>> BackupView::XattrNames(uint64_t ino) const {
+  if (IsManifest(ino)) return std::vector<std::string>{};
   if (Get(ino) == nullptr) return NoInode(ino);
   if (IsMirror(ino)) return std::vector<std::string>{};
   return fs::XattrNames(*this, ino);
 }
 
 engine::StatusOr<std::string> BackupView::Xattr(uint64_t ino, const std::string& name) const {
+  if (IsManifest(ino)) return engine::Status::EntryNotFound("no attribute " + name);
   if (Get(ino) == nullptr) return NoInode(ino);
   if (IsMirror(ino)) return engine::Status::EntryNotFound("no attribute " + name);
   return XattrValue(*this, ino, name);

@@ -47,10 +47,20 @@ class BackupView final : public Namespace {
   // The hidden folder at the root that mirrors the tree with only the bytes each file gained in
   // this backup (its stored tail). Found by name, never listed (so cp -a and diff ignore it).
   static constexpr const char* kAppendedDir = ".appended";
+  // The hidden file at the root that is this backup's manifest as one full backup
+  // (engine::RenderFlatManifest), so that ClickHouse's RESTORE ... FROM File('<mount>') reads
+  // this point in time without its chain. Found by name, never listed; absent when the backup
+  // holds a file of that name itself, or with AttrOptions::backup_manifest off.
+  static constexpr const char* kManifestFile = ".backup";
 
  private:
-  // Inodes above table_.size() are the .appended mirror of inode (ino - size).
+  // Inodes above table_.size() are the .appended mirror of inode (ino - size); the one after
+  // them is the flat manifest.
   const Inode* Get(uint64_t ino) const { return table_.Get(Real(ino)); }
+  uint64_t ManifestIno() const { return 2 * table_.size() + 1; }
+  bool IsManifest(uint64_t ino) const { return attr_.backup_manifest && ino == ManifestIno(); }
+  engine::StatusOr<struct stat> ManifestAttr() const;
+  engine::StatusOr<std::string> FlatManifest() const;
   bool IsMirror(uint64_t ino) const { return ino > table_.size() && ino <= 2 * table_.size(); }
   uint64_t Real(uint64_t ino) const { return IsMirror(ino) ? ino - table_.size() : ino; }
   uint64_t Mirror(uint64_t real) const { return real + table_.size(); }
@@ -61,6 +71,8 @@ class BackupView final : public Namespace {
   AttrOptions attr_;
   uint64_t parent_ino_;
   uint64_t total_size_ = 0;
+  mutable std::once_flag manifest_once_;
+  mutable engine::StatusOr<uint64_t> manifest_size_ = uint64_t{0};  // Set on first use.
   mutable std::once_flag stats_once_;
   mutable engine::BackupStats stats_;
 };

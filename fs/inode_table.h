@@ -37,6 +37,8 @@ struct AttrOptions {
   int64_t default_mtime_sec = 0;     // The backup's timestamp (seconds since the epoch).
   std::optional<uint32_t> uid, gid;  // Override every owner.
   std::optional<uint32_t> umask;     // Applied to every mode.
+  // Offer the backup's flat manifest as `.backup` at its root (BackupView::kManifestFile).
+  bool backup_manifest = true;
 };
 
 // Thread-safe (immutable).

@@ -174,6 +174,7 @@ int main(int argc, char** argv) {
   attr.uid = o.uid;
   attr.gid = o.gid;
   attr.umask = o.umask;
+  attr.backup_manifest = o.backup_manifest;
   o.chain.cache = eng::ManifestCache::Default();  // The per-user cache.
   // Where backups are read from: folders here, or object storage for S3 addresses.
   o.chain.storage = eng::RoutingStorage::Create(o.chain.max_open_files, o.s3);

@@ -19,6 +19,8 @@ const char kUsage[] =
     "  -s                 single-threaded\n"
     "  -o OPT[,OPT...]    mount options:\n"
     "       noxattr (no extended attributes: ls -l needs no round trips for them),\n"
+    "       nomanifest (no hidden .backup at each backup's root: the manifest of that point\n"
+    "         in time as one full backup, which ClickHouse's RESTORE reads through the mount),\n"
     "       spin_us=N (poll this long for the next request; default 200, 0 = libfuse's loop),\n"
     "       allow_other, default_permissions (on whenever allow_other is),\n"
     "       uid=N, gid=N, umask=OCTAL (override owners and modes),\n"
@@ -72,6 +74,8 @@ engine::Status MountOption(const std::string& opt, Options* o) {
     ASSIGN_OR_RETURN(o->umask, Number(key, val, 8));
   } else if (opt == "noxattr") {
     o->noxattr = true;
+  } else if (opt == "nomanifest") {
+    o->backup_manifest = false;
   } else if (key == "spin_us" && eq != std::string::npos) {
     ASSIGN_OR_RETURN(o->spin_us, Number(key, val, 10));
   } else if (key == "readahead_kb" && eq != std::string::npos) {

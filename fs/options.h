@@ -24,10 +24,11 @@ struct Options {
   bool default_permissions = false;
   std::optional<uint32_t> uid, gid, umask;
   unsigned readahead_kb = 1024;  // Set on the mount's bdi when permitted; 0 keeps the default.
-  bool noxattr = false;    // No extended attributes: ls -l needs no round trip per file for them.
-  uint32_t spin_us = 200;  // Poll for the next request this long before sleeping; 0: libfuse's
-                           // own loop.
-  engine::ChainOptions chain;                // Its `locators` come from the three below.
+  bool noxattr = false;  // No extended attributes: ls -l needs no round trip per file for them.
+  bool backup_manifest = true;  // `.backup` (the flat manifest) at each backup's root.
+  uint32_t spin_us = 200;       // Poll for the next request this long before sleeping; 0: libfuse's
+                                // own loop.
+  engine::ChainOptions chain;   // Its `locators` come from the three below.
   std::string clickhouse_config;             // -o clickhouse_config=FILE
   std::string backups_root;                  // -o backups_root=DIR
   std::map<std::string, std::string> disks;  // -o disk=NAME:DIR

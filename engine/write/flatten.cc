@@ -10,6 +10,7 @@
 #include "engine/base/posix_file.h"
 #include "engine/base/uuid.h"
 #include "engine/format/data_file_name.h"
+#include "engine/format/flat_manifest.h"
 #include "engine/format/manifest_writer.h"
 #include "engine/read/restore.h"
 #include "engine/read/restore_meta.h"
@@ -66,11 +67,7 @@ StatusOr<FlattenResult> FlattenInto(const ResolvedBackup& chain, BackupWriter& w
     }
     entries.push_back(e);
   }
-  ManifestHeader h = m.header();
-  h.uuid = r.uuid;
-  h.base_backup.clear();
-  h.base_backup_uuid.reset();
-  h.deduplicate_files = true;
+  const ManifestHeader h = FlatHeader(m.header(), r.uuid);
   std::vector<Node> nodes;
   for (size_t i = 0; i < m.num_nodes(); ++i) nodes.push_back(m.node(i));
   std::string xml;

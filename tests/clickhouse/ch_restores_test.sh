@@ -12,14 +12,18 @@
 # Also: a ClickHouse incremental BACKUP on a stitch base (it reuses the base's files), a stitch
 # incremental on a ClickHouse base, a stitch flatten, and a stitch prune of a ClickHouse chain,
 # each restored by ClickHouse.
-# Usage: ch_restores_test.sh STITCH RADOSGW_SH INSTALL_CLICKHOUSE_SH
+# Through a mount: ClickHouse restores a point in time of a stitch chain (at/<time>, latest, a
+# single backup), of an S3 chain and of a ClickHouse chain on a .tar.zst base, and the Backup
+# database engine reads one, from the flat manifest the mount offers as `.backup`.
+# Usage: ch_restores_test.sh STITCH STITCHFS RADOSGW_SH INSTALL_CLICKHOUSE_SH
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../lib.sh"
 source "$here/ch_lib.sh"
 STITCH=$1
-RGW=$2
-INSTALL=$3
+STITCHFS=$2
+RGW=$3
+INSTALL=$4
 SECONDS=0
 CHDB_MODULE=$(bash "$INSTALL" --quiet) || { echo "FAIL: ClickHouse (chdb) did not install"; exit 1; }
 export CHDB_MODULE
@@ -60,7 +64,8 @@ r=\$1
 mkdir -p "$W/tree"
 b() { [ "\$r" = 1 ] || echo "--base \$1/s\$((r - 1))"; }
 "$STITCH" restore "$W/ch/full\$r" "$W/tree/\$r"
-"$STITCH" backup "$W/tree/\$r" "$W/st/s\$r" \$(b "$W/st") 2>>"$W/stitch.log"
+"$STITCH" backup "$W/tree/\$r" "$W/st/s\$r" \$(b "$W/st") --timestamp "2026-01-0\$r 12:00:00" \
+  2>>"$W/stitch.log"
 "$STITCH" backup "$W/tree/\$r" "$W/stx/s\$r" --checksum xxh3 \$(b "$W/stx") 2>>"$W/stitch.log"
 "$STITCH" backup "$W/tree/\$r" "$W/root/st/s\$r" --backups-root "$W/root" \$(b "$W/root/st") \
   2>>"$W/stitch.log"
@@ -76,6 +81,10 @@ EOF
     base=""
     [ "$r" = 1 ] || base=" SETTINGS base_backup = File('chst/b$((r - 1))')"
     echo "BACKUP DATABASE d1, DATABASE d2 TO File('chst/b$r')$base;"  # For stitch prune.
+    # A chain on an archive base, for the restore through a mount.
+    base=""
+    [ "$r" = 1 ] || base=" SETTINGS base_backup = File('$W/cha/b$((r - 1))$([ "$r" = 2 ] && echo .tar.zst)')"
+    echo "BACKUP DATABASE d1, DATABASE d2 TO File('$W/cha/b$r$([ "$r" = 1 ] && echo .tar.zst)')$base;"
     hash_sql "$W/hash/$r.tsv"
     echo "!bash $W/round.sh $r;"
   done
@@ -155,6 +164,50 @@ env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY node "$here/chsql.js" "$data" 
 check "control: an S3 restore without the statement's credentials is refused" \
   grep -qE 'ACCESS_DENIED|403|Access Denied' "$W/unsigned.err"
 echo "ClickHouse's restores: $((SECONDS - t)) s"
+
+# --- ClickHouse restores any point in time straight through a mount ---------------------------
+# The mount offers each backup's manifest as one full backup (a hidden `.backup`), so RESTORE
+# ... FROM File('<mount>/at/<time>') reads a point of a chain of any depth, copied nowhere.
+if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+  M=$W/mnt
+  mounted=()
+  trap 'unmount_all "${mounted[@]}"; cleanup' EXIT
+  mount_at() {  # mount_at NAME BACKUP|STORE [OPTION...]
+    mkdir -p "$M/$1"
+    mounted+=("$M/$1")
+    "$STITCHFS" "${@:2}" "$M/$1" || bad "stitchfs ${*:2} $M/$1"
+  }
+  mount_at st "$W/st"
+  mount_at s3 s3://stitch/st
+  mount_at cha "$W/cha"
+  mount_at one "$W/st/s3"
+  mount_at nm "$W/st/s3" -o nomanifest
+  check "the manifest is not listed: diff -r of a mounted backup and its source" diff -r "$M/one" "$W/tree/3"
+  check "the manifest is there by name" test -s "$M/one/.backup"
+  check "-o nomanifest: no .backup" test ! -e "$M/nm/.backup"
+  uuid3=$(sed -n 's/.*<uuid>\([^<]*\)<.*/\1/p' "$W/cha/b3/.backup")
+  t=$SECONDS
+  restore_in "$M/" "$(restore_sql mnt-at2 "File('$M/st/at/2026-01-02T12:30')")" \
+    "$(restore_sql mnt-latest "File('$M/st/latest')")" "$(restore_sql mnt-one "File('$M/one')")" \
+    "$(restore_sql mnt-s3 "File('$M/s3/by-uuid/$(sed -n 's/.*<uuid>\([^<]*\)<.*/\1/p' "$M/s3/s2/.backup")')")" \
+    "$(restore_sql mnt-cha3 "File('$M/cha/by-uuid/$uuid3')")" \
+    "CREATE DATABASE bke ENGINE = Backup('d1', File('$M/st/latest'));" \
+    "SELECT name FROM system.tables WHERE database = 'bke' ORDER BY name INTO OUTFILE '$W/got/bke-tables.tsv' FORMAT TSV;" \
+    "SELECT 'd1.mt', count(), sum(cityHash64(*)) FROM bke.mt INTO OUTFILE '$W/got/bke-mt.tsv' FORMAT TSV;"
+  echo "ClickHouse's restores through mounts: $((SECONDS - t)) s"
+  for x in "mnt-at2 2" "mnt-latest 4" "mnt-one 3" "mnt-s3 2" "mnt-cha3 3"; do
+    read -r name round <<<"$x"
+    check "ClickHouse restores $name (through the mount): every table's rows as at round $round" \
+      diff "$W/hash/$round.tsv" "$W/got/$name.tsv"
+  done
+  # The Backup database engine attaches the MergeTree family only (ClickHouse 26.7).
+  check "Backup engine on a mounted backup: its MergeTree tables" \
+    test "$(tr '\n' ' ' <"$W/got/bke-tables.tsv")" = "amt mt rmt "
+  check "Backup engine on a mounted backup: d1.mt's rows" grep -qxF "$(cat "$W/got/bke-mt.tsv")" "$W/hash/4.tsv"
+  unmount_all "${mounted[@]}"
+else
+  echo "SKIP: no /dev/fuse: the restores through a mount"
+fi
 
 same_rows() {  # same_rows NAME ROUND
   check "ClickHouse restores $1: every table's rows as at round $2" diff "$W/hash/$2.tsv" "$W/got/$1.tsv"

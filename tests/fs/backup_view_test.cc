@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "engine/format/manifest_reader.h"
 #include "engine/write/snapshot_writer.h"
 #include "tests/fs/view_fixture.h"
 
@@ -47,9 +48,50 @@ TEST_F(ViewTest, AttributesOfABackupWithoutMetadata) {
   EXPECT_EQ(st->st_uid, 7u);
   EXPECT_EQ(st->st_gid, 8u);
 
-  for (uint64_t ino : {uint64_t{0}, 2 * view_->NumInodes() + 1, ~uint64_t{0}}) {
+  for (uint64_t ino : {uint64_t{0}, 2 * view_->NumInodes() + 2, ~uint64_t{0}}) {
     EXPECT_EQ(view_->Attr(ino).status().code(), ErrorCode::kEntryNotFound) << ino;
   }
+}
+
+TEST_F(ViewTest, TheFlatManifestIsFoundByNameButNotListed) {
+  auto ino = view_->Lookup(kRoot, BackupView::kManifestFile);
+  ASSERT_OK(ino.status());
+  auto st = view_->Attr(*ino);
+  ASSERT_OK(st.status());
+  EXPECT_EQ(st->st_mode, static_cast<mode_t>(S_IFREG | 0444));
+  auto file = view_->Open(*ino);
+  ASSERT_OK(file.status());
+  EXPECT_EQ((*file)->size(), static_cast<uint64_t>(st->st_size));
+  std::string text((*file)->size(), '\0');
+  ASSERT_OK((*file)->ReadAt(0, text).status());
+  // One full backup: the same uuid, no base, every file under its own name.
+  auto m = engine::ParseManifest(text, "flat");
+  ASSERT_OK(m.status());
+  EXPECT_EQ((*m)->header().uuid, uuids_[0]);
+  EXPECT_TRUE((*m)->header().base_backup.empty());
+  EXPECT_EQ((*m)->num_entries(), backup_->top().manifest().num_entries());
+  for (size_t i = 0; i < (*m)->num_entries(); ++i) {
+    const engine::FileEntry e = (*m)->entry(i);
+    EXPECT_EQ(e.base_size, 0u);
+    if (e.size > 0) {
+      EXPECT_EQ(e.data_file, e.name);
+    }
+    auto orig = backup_->top().manifest().FindByName(e.name);
+    ASSERT_TRUE(orig.has_value()) << e.name;
+    EXPECT_EQ(backup_->top().manifest().entry(*orig).checksum, e.checksum);
+  }
+  auto listing = view_->ReadDir(kRoot, 0, 100);
+  ASSERT_OK(listing.status());
+  for (const DirEntry& d : *listing) EXPECT_NE(d.name, BackupView::kManifestFile);
+  EXPECT_EQ(view_->Lookup(Ino("log"), BackupView::kManifestFile).status().code(),
+            ErrorCode::kEntryNotFound)
+      << "only at the root";
+  AttrOptions off = Attr();
+  off.backup_manifest = false;
+  BackupView without(backup_, off);
+  EXPECT_EQ(without.Lookup(kRoot, BackupView::kManifestFile).status().code(),
+            ErrorCode::kEntryNotFound);
+  EXPECT_EQ(without.Attr(*ino).status().code(), ErrorCode::kEntryNotFound);
 }
 
 TEST_F(ViewTest, LookupsAndListings) {
