@@ -28,8 +28,10 @@ check "nor does one whose base is full" test ! -e "$work/store/b1/.stitchfs"
 rm -rf "$work/r"
 check "restore incremental" "$STITCH" restore "$work/store/b1" "$work/r"
 check "restored tree equals the source" diff -r "$work/r" "$work/src"
+check "the base is named by its absolute path (what ClickHouse resolves)" \
+  grep -qF "<base_backup>File(&apos;$work/store/b0&apos;)</base_backup>" "$work/store/b1/.backup"
 mv "$work/store" "$work/moved-store"
-check "a moved store still opens (relative base locator)" "$STITCH" verify "$work/moved-store/b1"
+check "a moved store still opens (its base found beside the backup)" "$STITCH" verify "$work/moved-store/b1"
 mv "$work/moved-store" "$work/store"
 
 # --- files cache ------------------------------------------------------------------------------
@@ -46,6 +48,21 @@ mkfifo "$work/store/b2-copy/.stitchfs/index"
 check "and one whose index is a FIFO, never waited on" bash -c 'set -o pipefail; timeout 20 "$0" cat "$1" logs/app.log | cmp - "$2"' \
   "$STITCH" "$work/store/b2-copy" "$work/src/logs/app.log"
 rm -rf "$work/store/b2-copy"
+
+# --- stores moved and copied whole: their own bases, their indexes naming the old places -------
+mkdir -p "$work/elsewhere"
+mv "$work/store" "$work/elsewhere/store"
+check "a moved chain of 3 opens (its index names the old places)" \
+  "$STITCH" verify "$work/elsewhere/store/b2"
+info=$("$STITCH" info "$work/elsewhere/store/b2")
+check "info says where each base was found" test "$(grep -c 'found: beside the backup' <<<"$info")" = 2
+mv "$work/elsewhere/store" "$work/store"
+cp -a "$work/store" "$work/copy"
+truncate -s 100 "$work/store/b0/logs/app.log"  # The original damaged: the copy reads its own.
+check "a copied store reads its own bases" cmp <("$STITCH" cat "$work/copy/b2" logs/app.log) "$work/src/logs/app.log"
+expect_exit 20 "BACKUP_DAMAGED" -- "$STITCH" cat "$work/store/b2" logs/app.log
+rm -rf "$work/store" && mv "$work/copy" "$work/store"
+check "the copy in the original's place reads" "$STITCH" verify "$work/store/b2"
 
 # --- diff and log ------------------------------------------------------------------------------
 check "diff reports the append" grep -q '^+ logs/app.log (+1000 bytes)$' <<<"$("$STITCH" diff "$work/store/b0" "$work/store/b1")"
