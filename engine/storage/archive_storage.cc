@@ -191,7 +191,7 @@ std::string ArchiveStorage::LocatorFor(const std::string& location) const {
 }
 
 StatusOr<std::unique_ptr<BackupWriter>> ArchiveStorage::StartBackup(const std::string& location,
-                                                                    const std::string&,
+                                                                    const WriterIntent&,
                                                                     std::string*) const {
   return Status::NotSupported("cannot write backup " + location +
                               ": archives are read-only here; write a folder backup, then archive "

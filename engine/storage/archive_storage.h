@@ -75,7 +75,7 @@ class ArchiveStorage final : public Storage {
   std::string LocatorFor(const std::string& location) const override;
   // kNotSupported: archives are read, never written.
   StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
-                                                      const std::string& uuid,
+                                                      const WriterIntent& intent,
                                                       std::string* notice) const override;
 
  private:

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "engine/base/status_or.h"
 #include "engine/base/unique_fd.h"
+#include "engine/storage/lock_text.h"
 
 namespace stitchfs::engine {
 
@@ -15,13 +17,18 @@ namespace stitchfs::engine {
 // `.backup` goes first, and if it cannot be removed nothing else is (a `.backup` is only ever
 // written after every data file is in place and synced, so what stays is a complete backup,
 // never a manifest without its data).
+// The lock of a backup being written in folder `dir`: its fields if a live writer holds its
+// `.lock` (a flock, seen in /proc/locks: nothing is locked to look) and `dir` has no
+// `.backup`; nullopt otherwise (no lock, or a dead writer's).
+std::optional<LockFields> LiveWriterIn(const std::string& dir);
+
 class BackupLock {
  public:
   // Creates `dest` (and missing parents) if needed and takes it. kBackupAlreadyExists if it
   // holds a `.backup`, a `.lock` held by a live writer, or anything else. A `.lock` whose
   // writer died is taken over: the partial backup beside it is removed, and `notice` says so.
   static StatusOr<std::unique_ptr<BackupLock>> Acquire(const std::string& dest,
-                                                       const std::string& uuid,
+                                                       const WriterIntent& intent,
                                                        std::string* notice);
   ~BackupLock();
   BackupLock(const BackupLock&) = delete;

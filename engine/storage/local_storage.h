@@ -39,7 +39,7 @@ class LocalStorage final : public Storage {
   // rename, made durable with one syncfs, the manifest through WriteFileAtomically.
   std::string LocatorFor(const std::string& location) const override;
   StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
-                                                      const std::string& uuid,
+                                                      const WriterIntent& intent,
                                                       std::string* notice) const override;
 
   const FdCache& fd_cache() const { return *fds_; }

@@ -105,9 +105,9 @@ std::unique_ptr<WritableFile> WritableFd(UniqueFd fd, std::string name) {
 }
 
 StatusOr<std::unique_ptr<BackupWriter>> LocalStorage::StartBackup(const std::string& location,
-                                                                  const std::string& uuid,
+                                                                  const WriterIntent& intent,
                                                                   std::string* notice) const {
-  ASSIGN_OR_RETURN(auto lock, BackupLock::Acquire(location, uuid, notice));
+  ASSIGN_OR_RETURN(auto lock, BackupLock::Acquire(location, intent, notice));
   if (::mkdirat(lock->dir_fd(), kStaging, 0700) != 0) {
     return Status::IOError("create " + location + "/" + kStaging, errno);
   }

@@ -97,10 +97,10 @@ bool RoutingStorage::SharesCredentials(const std::string& location, const std::s
 }
 
 StatusOr<std::unique_ptr<BackupWriter>> RoutingStorage::StartBackup(const std::string& location,
-                                                                    const std::string& uuid,
+                                                                    const WriterIntent& intent,
                                                                     std::string* notice) const {
   ASSIGN_OR_RETURN(const Storage* s, For(location));
-  return s->StartBackup(location, uuid, notice);
+  return s->StartBackup(location, intent, notice);
 }
 
 }  // namespace stitchfs::engine

@@ -44,7 +44,7 @@ class RoutingStorage final : public Storage {
   std::string LocatorFor(const std::string& location) const override;
   bool SharesCredentials(const std::string& location, const std::string& base) const override;
   StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
-                                                      const std::string& uuid,
+                                                      const WriterIntent& intent,
                                                       std::string* notice) const override;
 
   const LocalStorage& local() const { return *local_; }

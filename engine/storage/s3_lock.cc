@@ -42,21 +42,19 @@ std::string PidNamespace() {
 
 // The `.lock` a writer here puts: who it is, so that a later writer on this machine can tell
 // whether it died.
-std::string S3LockText(const std::string& uuid) {
+std::string S3LockText(const WriterIntent& w) {
   char host[256] = {0};
   ::gethostname(host, sizeof(host) - 1);
   const long pid = static_cast<long>(::getpid());
-  return "uuid " + uuid + "\nhost " + host + "\nboot " +
-         FirstLine("/proc/sys/kernel/random/boot_id") + "\npid " + std::to_string(pid) +
-         "\nstart " + StartTime(pid) + "\npidns " + PidNamespace() + "\n";
+  return LockText(w, std::string("host ") + host + "\nboot " +
+                         FirstLine("/proc/sys/kernel/random/boot_id") + "\npid " +
+                         std::to_string(pid) + "\nstart " + StartTime(pid) + "\npidns " +
+                         PidNamespace() + "\n");
 }
 
 // True if `lock` was written by a process of this machine's current boot that is gone.
 bool S3LockWriterDied(const std::string& lock) {
-  std::map<std::string, std::string> f;
-  std::istringstream in(lock);
-  std::string key, value;
-  while (in >> key && std::getline(in >> std::ws, value)) f[key] = value;
+  std::map<std::string, std::string> f = ParseLockText(lock).other;
   char host[256] = {0};
   ::gethostname(host, sizeof(host) - 1);
   // Another machine, boot or pid namespace (a container sharing the host name), or a lock
@@ -74,7 +72,7 @@ bool S3LockWriterDied(const std::string& lock) {
 }
 
 bool S3LockIsOurs(const std::string& lock, const std::string& uuid) {
-  return lock.rfind("uuid " + uuid + "\n", 0) == 0;
+  return ParseLockText(lock).uuid == uuid;
 }
 
 std::set<std::string> NestedBackups(const std::vector<S3Object>& objects,
@@ -92,7 +90,7 @@ std::set<std::string> NestedBackups(const std::vector<S3Object>& objects,
 }
 
 Status RemoveBackupObjects(const S3Bucket& bucket, const std::string& prefix,
-                           const std::string& spare) {
+                           const std::function<bool(const std::string& key)>& spare) {
   ASSIGN_OR_RETURN(S3Listing all, bucket.List(prefix, ""));
   const auto nested = NestedBackups(all.objects, prefix);
   ASSIGN_OR_RETURN(auto uploads, bucket.ListMultipart(prefix));
@@ -100,7 +98,7 @@ Status RemoveBackupObjects(const S3Bucket& bucket, const std::string& prefix,
     if (!InNestedBackup(u.key, nested)) RETURN_IF_ERROR(bucket.AbortMultipart(u));
   }
   for (const S3Object& o : all.objects) {
-    if (o.key != spare && !InNestedBackup(o.key, nested)) RETURN_IF_ERROR(bucket.Delete(o.key));
+    if (!spare(o.key) && !InNestedBackup(o.key, nested)) RETURN_IF_ERROR(bucket.Delete(o.key));
   }
   return Status::OK();
 }

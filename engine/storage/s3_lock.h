@@ -4,16 +4,18 @@
 // never judged dead.
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "engine/s3/s3_bucket.h"
+#include "engine/storage/lock_text.h"
 
 namespace stitchfs::engine {
 
-// The `.lock` text of this process writing backup `uuid`.
-std::string S3LockText(const std::string& uuid);
+// The `.lock` text of this process writing the backup `w` (LockText, then who writes it).
+std::string S3LockText(const WriterIntent& w);
 
 // True if `lock` was written by a process of this machine's current boot and pid namespace
 // that is gone (false whenever that cannot be told).
@@ -30,8 +32,8 @@ std::set<std::string> NestedBackups(const std::vector<S3Object>& objects,
 bool InNestedBackup(const std::string& key, const std::set<std::string>& roots);
 
 // Aborts the multipart uploads and deletes the objects under `prefix` (a backup's, "" or ending
-// in '/'), but the object `spare` and everything of the backups nested under it.
+// in '/'), but the objects `spare` says to keep and everything of the backups nested under it.
 Status RemoveBackupObjects(const S3Bucket& bucket, const std::string& prefix,
-                           const std::string& spare);
+                           const std::function<bool(const std::string& key)>& spare);
 
 }  // namespace stitchfs::engine

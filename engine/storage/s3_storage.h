@@ -60,7 +60,7 @@ class S3Storage final : public Storage {
   // Both addresses go to one service signed with one set of credentials.
   bool SharesCredentials(const std::string& location, const std::string& base) const override;
   StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
-                                                      const std::string& uuid,
+                                                      const WriterIntent& intent,
                                                       std::string* notice) const override;
 
   // Rewrites the existing backup at `location` (prune's flatten in place): data files are

@@ -8,6 +8,7 @@
 #include "engine/base/interrupt.h"
 #include "engine/base/path_check.h"
 #include "engine/storage/s3_files.h"
+#include "engine/storage/s3_generation_lock.h"
 #include "engine/storage/s3_lock.h"
 #include "engine/storage/s3_storage.h"
 
@@ -22,19 +23,31 @@ constexpr size_t kPartsInFlight = 3;
 constexpr uint64_t kMinPart = 5 << 20;                // S3's least part but the last.
 constexpr uint64_t kMaxCopyPart = uint64_t{5} << 30;  // S3's largest part.
 
-// Puts `text` as the lock `key`: only if there is none (`stale` empty), or over the lock
-// `stale` (its text) of version `stale_etag`. False if another writer's lock is there.
-StatusOr<bool> TakeLock(const S3Bucket& bucket, const std::string& key, const std::string& text,
-                        const std::string& stale, const std::string& stale_etag) {
-  ASSIGN_OR_RETURN(bool put, bucket.PutIf(key, text, stale.empty() ? "" : stale_etag));
-  if (put) return true;
-  ASSIGN_OR_RETURN(auto now, bucket.GetAll(key, 1 << 16));
-  if (now && *now == text) return true;  // Ours: a retry after the answer to our PUT was lost.
-  if (!stale.empty() && now && *now == stale) {
-    RETURN_IF_ERROR(bucket.Put(key, text));  // A server that refuses If-Match on PUT (radosgw).
-    return true;
+// True if `key` is a generation of the `.lock` of the backup at `a`.
+bool IsLockObject(const std::string& key, const S3Address& a) {
+  const std::string lock = a.ObjectKey(".lock");
+  if (key.compare(0, lock.size(), lock) != 0) return false;
+  return key.size() == lock.size() ||
+         (key[lock.size()] == '.' && key.size() > lock.size() + 1 &&
+          key.find_first_not_of("0123456789", lock.size() + 1) == std::string::npos);
+}
+
+// kBackupAlreadyExists if a prefix above `a` holds a backup (a `.backup`) or one being written
+// (a `.lock`): a backup is never written inside another, whose prune would take it along.
+Status RefuseInsideABackup(const S3Bucket& bucket, const S3Address& a, const std::string& shown) {
+  std::string key = a.key;
+  for (size_t slash = key.rfind('/'); slash != std::string::npos; slash = key.rfind('/')) {
+    key.resize(slash);
+    for (const char* name : {"/.backup", "/.lock"}) {
+      ASSIGN_OR_RETURN(auto there, bucket.Head(key + name));
+      if (there) {
+        return Status::BackupAlreadyExists("cannot write backup " + shown + " inside backup " +
+                                           EscapeForMessage(key) + " (it holds " + (name + 1) +
+                                           ")");
+      }
+    }
   }
-  return false;
+  return Status::OK();
 }
 
 // What a writer has put in the bucket, to take it all back if the backup is not finished.
@@ -197,7 +210,7 @@ class S3Writer final : public BackupWriter {
     if (rewrite_ && manifest_sent_) {
       // The new manifest may be in although its PUT failed: its objects must stay (unnamed
       // ones are removed by the next rewrite). The old version was never touched.
-      bucket_->Delete(address_.ObjectKey(".lock")).IgnoreError();
+      ReleaseLock(*bucket_, address_.ObjectKey(".lock")).IgnoreError();
       return;
     }
     // Take back everything: the manifest if it may have been written (if it cannot be
@@ -207,7 +220,7 @@ class S3Writer final : public BackupWriter {
     std::lock_guard<std::mutex> lock(ledger_.mu);
     for (const auto& [key, upload] : ledger_.uploads) bucket_->AbortMultipart(upload).IgnoreError();
     for (const std::string& key : ledger_.objects) bucket_->Delete(key).IgnoreError();
-    bucket_->Delete(address_.ObjectKey(".lock")).IgnoreError();
+    ReleaseLock(*bucket_, address_.ObjectKey(".lock")).IgnoreError();
   }
 
   StatusOr<std::unique_ptr<WritableFile>> CreateStaged(const std::string& id,
@@ -267,18 +280,19 @@ class S3Writer final : public BackupWriter {
     if (rewrite_) {
       finished_ = true;  // The new version is in: its objects stay whatever happens next.
       RETURN_IF_ERROR(DeleteUnnamed());
-      return bucket_->Delete(address_.ObjectKey(".lock"));
+      return ReleaseLock(*bucket_, address_.ObjectKey(".lock"));
     }
     // Complete once the lock is gone, as a local backup is; until then a failure removes it all.
-    RETURN_IF_ERROR(bucket_->Delete(address_.ObjectKey(".lock")));
+    RETURN_IF_ERROR(ReleaseLock(*bucket_, address_.ObjectKey(".lock")));
     finished_ = true;
     return Status::OK();
   }
 
  private:
+  // The highest generation of the lock is this writer's (no other took the backup over).
   bool LockIsOurs() const {
-    auto lock = bucket_->GetAll(address_.ObjectKey(".lock"), 1 << 16);
-    return lock.ok() && *lock && S3LockIsOurs(**lock, uuid_);
+    auto lock = CurrentLock(*bucket_, address_.ObjectKey(".lock"));
+    return lock.ok() && *lock && S3LockIsOurs((*lock)->text, uuid_);
   }
 
   // Multipart uploads at keys this writer started one for that it does not know of (a
@@ -305,10 +319,10 @@ class S3Writer final : public BackupWriter {
   // After a rewrite: the objects of the old version (its data, its resolved index).
   Status DeleteUnnamed() {
     ASSIGN_OR_RETURN(S3Listing all, bucket_->List(address_.ObjectKey(""), ""));
-    const std::set<std::string> keep = {address_.ObjectKey(".backup"), address_.ObjectKey(".lock")};
     const auto nested = NestedBackups(all.objects, address_.ObjectKey(""));
     for (const S3Object& o : all.objects) {
-      if (keep.count(o.key) || ledger_.objects.count(o.key) || InNestedBackup(o.key, nested))
+      if (o.key == address_.ObjectKey(".backup") || IsLockObject(o.key, address_) ||
+          ledger_.objects.count(o.key) || InNestedBackup(o.key, nested))
         continue;
       RETURN_IF_ERROR(bucket_->Delete(o.key));
     }
@@ -328,20 +342,23 @@ class S3Writer final : public BackupWriter {
 }  // namespace
 
 StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string& location,
-                                                               const std::string& uuid,
+                                                               const WriterIntent& intent,
                                                                std::string* notice) const {
   ASSIGN_OR_RETURN(S3Address a, ParseS3Address(location));
   auto bucket = BucketOf(a);
   const std::string shown = EscapeForMessage(a.Location());
   const std::string prefix = a.key.empty() ? "" : a.key + "/";
-  std::string lock_etag;
-  ASSIGN_OR_RETURN(auto lock, bucket->GetAll(a.ObjectKey(".lock"), 1 << 16, &lock_etag));
-  if (lock && !S3LockWriterDied(*lock)) {
+  const std::string lock_key = a.ObjectKey(".lock");
+  const std::string text = S3LockText(intent);
+  RETURN_IF_ERROR(RefuseInsideABackup(*bucket, a, shown));
+  ASSIGN_OR_RETURN(auto lock, CurrentLock(*bucket, lock_key));
+  if (lock && !S3LockWriterDied(lock->text)) {
     return Status::BackupAlreadyExists(
         "Backup " + shown +
         " has a .lock: a backup is being written there, or one whose "
         "writer died elsewhere (S3 cannot tell which); remove " +
-        shown + "/.lock if no backup is running");
+        shown + "/.lock" + (lock->generation > 0 ? " and .lock.N" : "") +
+        " if no backup is running");
   }
   if (lock) {  // Its writer, a process of this machine, died: take its partial backup over.
     ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
@@ -351,12 +368,17 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
                                          "/.lock to read it)");
     }
     ASSIGN_OR_RETURN(bool taken,
-                     TakeLock(*bucket, a.ObjectKey(".lock"), S3LockText(uuid), *lock, lock_etag));
-    if (!taken) return Status::BackupAlreadyExists("Backup " + shown + ": another writer took it");
-    RETURN_IF_ERROR(RemoveBackupObjects(*bucket, prefix, a.ObjectKey(".lock")));
+                     CreateLockGeneration(*bucket, lock_key, lock->generation + 1, text));
+    if (!taken) {
+      return Status::BackupAlreadyExists("Backup " + shown +
+                                         ": another writer took the dead writer's lock first");
+    }
+    RETURN_IF_ERROR(RemoveBackupObjects(
+        *bucket, prefix, [&](const std::string& key) { return IsLockObject(key, a); }));
     if (notice)
       *notice = "took over " + shown + ": its writer died; its partial backup was removed";
-    return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a), uuid));
+    return std::unique_ptr<BackupWriter>(
+        new S3Writer(std::move(bucket), std::move(a), intent.uuid));
   }
   ASSIGN_OR_RETURN(S3Listing there, bucket->List(prefix, "/"));
   if (!there.objects.empty() || !there.prefixes.empty()) {
@@ -365,9 +387,9 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
         EscapeForMessage(there.objects.empty() ? there.prefixes[0] : there.objects[0].key) +
         " is there)");
   }
-  ASSIGN_OR_RETURN(bool taken, TakeLock(*bucket, a.ObjectKey(".lock"), S3LockText(uuid), "", ""));
+  ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(*bucket, lock_key, 0, text));
   if (!taken) return Status::BackupAlreadyExists("Backup " + shown + ": another writer took it");
-  return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a), uuid));
+  return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a), intent.uuid));
 }
 
 StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::string& location,
@@ -377,12 +399,13 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::strin
   const std::string shown = EscapeForMessage(a.Location());
   ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
   if (!manifest) return Status::BackupNotFound("Backup " + shown + " not found (no .backup)");
-  ASSIGN_OR_RETURN(auto lock, bucket->Head(a.ObjectKey(".lock")));
+  ASSIGN_OR_RETURN(auto lock, CurrentLock(*bucket, a.ObjectKey(".lock")));
   if (lock) {
     return Status::BackupAlreadyExists("Backup " + shown +
                                        " has a .lock: another writer is at work there");
   }
-  ASSIGN_OR_RETURN(bool taken, TakeLock(*bucket, a.ObjectKey(".lock"), S3LockText(uuid), "", ""));
+  ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(*bucket, a.ObjectKey(".lock"), 0,
+                                                    S3LockText(WriterIntent{uuid, "", ""})));
   if (!taken) {
     return Status::BackupAlreadyExists("Backup " + shown +
                                        " has a .lock: another writer is at work there");

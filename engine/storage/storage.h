@@ -16,6 +16,7 @@
 #include "engine/base/shared_bytes.h"
 #include "engine/base/status_or.h"
 #include "engine/storage/backup_folder.h"
+#include "engine/storage/lock_text.h"
 
 namespace stitchfs::engine {
 
@@ -149,11 +150,12 @@ class Storage {
     return false;
   }
 
-  // Starts writing backup `uuid` at `location`: kBackupAlreadyExists if a backup, a live
-  // writer's `.lock` or anything else is there. An unfinished backup whose writer died is taken
-  // over (its partial data removed) and `*notice` says so.
+  // Starts writing backup `intent.uuid` at `location`, its `.lock` saying what `intent` says:
+  // kBackupAlreadyExists if a backup, a live writer's `.lock` or anything else is there, or if
+  // `location` lies inside another backup. An unfinished backup whose writer died is taken over
+  // (its partial data removed) and `*notice` says so.
   virtual StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
-                                                              const std::string& uuid,
+                                                              const WriterIntent& intent,
                                                               std::string* notice) const = 0;
 };
 

@@ -7,11 +7,13 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <unordered_set>
 
 #include "engine/archive/archive_kind.h"
 #include "engine/base/atomic_file.h"
 #include "engine/base/folder_list.h"
 #include "engine/base/unique_fd.h"
+#include "engine/storage/backup_lock.h"
 #include "engine/store/store_moves_impl.h"
 #include "engine/write/flatten.h"
 
@@ -57,7 +59,36 @@ class LocalStoreMoves final : public StoreMoves {
     }
   }
 
+  StatusOr<std::vector<StoreWriter>> Writers() override {
+    ASSIGN_OR_RETURN(std::vector<std::string> names, ListFolder(store_));
+    std::vector<StoreWriter> out;
+    for (const std::string& n : names) {
+      if (n.front() == '.') continue;
+      if (auto lock = LiveWriterIn(store_ + "/" + n)) out.push_back({store_ + "/" + n, *lock});
+    }
+    return out;
+  }
+
   uint64_t BytesOf(const std::string& path) override { return BytesBeneath(path); }
+
+  std::optional<std::string> NestedBackup(const std::string& path, const Manifest& m) override {
+    std::unordered_set<std::string_view> data;
+    for (size_t i = 0; i < m.num_entries(); ++i) {
+      if (m.entry(i).has_data_file()) data.insert(m.entry(i).data_file);
+    }
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(path, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if ((name != ".backup" && name != ".lock") || it.depth() == 0 || !it->is_regular_file(ec) ||
+          it->is_symlink(ec)) {
+        continue;
+      }
+      const std::string rel = it->path().lexically_relative(path).string();
+      if (!data.count(rel)) return it->path().parent_path().string();
+    }
+    return std::nullopt;
+  }
 
   StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path) override {
     if (ArchiveKindOf(path).is_archive()) {  // Prune keeps an archive's bases instead.

@@ -84,15 +84,45 @@ Status SetAside(const std::vector<std::string>& oldest_first, StoreMoves& moves,
   return moves.Sync();
 }
 
-// Every kept backup opens, with its whole chain, in the store as it now is.
-Status ProveKept(const std::vector<StoreEntry>& all, const std::map<size_t, std::string>& kept,
-                 ChainOptions o) {
+// The backups a backup being written builds on are kept: its base (by uuid).
+void KeepWritersBases(const std::vector<StoreEntry>& all, const std::vector<StoreWriter>& writers,
+                      std::map<size_t, std::string>* kept) {
+  for (const StoreWriter& w : writers) {
+    if (w.lock.base_uuid.empty()) continue;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (all[i].backup && all[i].backup->header().uuid == w.lock.base_uuid) {
+        kept->emplace(i, "the base of " + w.path + ", being written");
+      }
+    }
+  }
+}
+
+// With the backups to remove set aside: no writer has started on one of them since the plan
+// was made, and every backup of the store opens with its whole chain, in the store as it now
+// is (the kept ones, and any written meanwhile). A writer that checks its base just before its
+// `.backup` goes in (as stitch backup does) either is seen here or finds its base gone.
+Status ProveStore(const std::string& store, const std::vector<StoreEntry>& all,
+                  const std::set<std::string>& removed_uuids, ChainOptions o, StoreMoves& moves) {
+  ASSIGN_OR_RETURN(std::vector<StoreWriter> writers, moves.Writers());
+  for (const StoreWriter& w : writers) {
+    if (removed_uuids.count(w.lock.base_uuid)) {
+      return Status::BackupAlreadyExists("a backup being written (" + w.path +
+                                         ") started on a backup prune removes; prune aborted, "
+                                         "nothing removed");
+    }
+  }
+  std::set<FolderIdentity> unreadable;  // Unreadable before: nothing to prove.
+  for (const StoreEntry& e : all) {
+    if (!e.backup) unreadable.insert(e.folder);
+  }
   o.backups = std::make_shared<BackupCache>(size_t{256} << 20);
-  for (const auto& [k, why] : kept) {
-    if (!all[k].backup) continue;  // Unreadable before: nothing to prove.
-    auto chain = ResolvedBackup::Open(all[k].path, o);
+  ASSIGN_OR_RETURN(std::vector<StoreEntry> now, ListStore(*o.storage, store, o.cache, o.locators));
+  for (const StoreEntry& e : now) {
+    if (unreadable.count(e.folder)) continue;
+    auto chain = e.backup ? ResolvedBackup::Open(e.path, o)
+                          : StatusOr<std::shared_ptr<const ResolvedBackup>>(e.status);
     if (!chain.ok()) {
-      return chain.status().WithPrefix("kept backup " + all[k].name +
+      return chain.status().WithPrefix("backup " + e.name +
                                        " would no longer open; prune aborted, nothing removed: ");
     }
   }
@@ -116,14 +146,19 @@ Status KeepArchiveChains(const std::vector<StoreEntry>& all, const ChainOptions&
   return Status::OK();
 }
 
-// The plan: one action per backup, oldest first.
+// The plan: one action per backup, oldest first. A backup holding a nested one is kept.
 StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
-                                        const std::map<size_t, std::string>& kept, ChainOptions o,
+                                        std::map<size_t, std::string>& kept, ChainOptions o,
                                         StoreMoves& moves) {
   o.backups = std::make_shared<BackupCache>(size_t{256} << 20);
   std::vector<PruneAction> plan;
   for (size_t i = 0; i < all.size(); ++i) {
     auto k = kept.find(i);
+    if (k == kept.end() && all[i].backup) {
+      if (auto nested = moves.NestedBackup(all[i].path, all[i].backup->manifest())) {
+        k = kept.emplace(i, "holds another backup, " + *nested + "; move it out first").first;
+      }
+    }
     if (k == kept.end()) {
       plan.push_back({PruneAction::kRemove, all[i].name, "", moves.BytesOf(all[i].path)});
       continue;
@@ -161,22 +196,26 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   if (!p.dry_run) RETURN_IF_ERROR(moves->Lock());  // Before the store is read for the plan.
   ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(*o.storage, store, cache, locators));
   auto kept = Kept(all, p);
+  ASSIGN_OR_RETURN(std::vector<StoreWriter> writers, moves->Writers());
+  KeepWritersBases(all, writers, &kept);
   RETURN_IF_ERROR(KeepArchiveChains(all, o, &kept));
   ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept, o, *moves));
   if (p.dry_run) return plan;
   moves->RemoveLeftovers();
   std::vector<std::string> doomed;
+  std::set<std::string> doomed_uuids;
   for (size_t i = 0; i < plan.size(); ++i) {  // Oldest first.
     if (plan[i].kind == PruneAction::kFlatten) {
       ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(all[i].path, o));
       ASSIGN_OR_RETURN(plan[i].bytes, moves->FlattenInPlace(*chain, all[i].path));
     } else if (plan[i].kind == PruneAction::kRemove) {
       doomed.push_back(all[i].path);
+      doomed_uuids.insert(all[i].backup->header().uuid);
     }
   }
   std::vector<std::string> moved;
   Status s = SetAside(doomed, *moves, &moved);
-  if (s.ok()) s = ProveKept(all, kept, o);
+  if (s.ok()) s = ProveStore(store, all, doomed_uuids, o, *moves);
   if (!s.ok()) {
     for (const std::string& path : moved) moves->PutBack(path);
     return s;

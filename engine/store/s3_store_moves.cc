@@ -1,10 +1,12 @@
 // StoreMoves for a store in object storage: nothing renames, so a backup leaves the store
 // when its `.backup` goes (a `.stitch-deleting` marker beside its data says why), and is
 // flattened in place by a rewrite (S3Storage::StartRewrite).
+#include <cerrno>
 #include <map>
 
 #include "engine/base/uuid.h"
 #include "engine/storage/routing_storage.h"
+#include "engine/storage/s3_generation_lock.h"
 #include "engine/storage/s3_lock.h"
 #include "engine/store/store_moves_impl.h"
 #include "engine/write/flatten.h"
@@ -13,6 +15,7 @@ namespace stitchfs::engine {
 namespace {
 
 constexpr const char* kMarker = ".stitch-deleting";
+constexpr const char* kPruneLock = ".stitch-prune.lock";
 
 class S3StoreMoves final : public StoreMoves {
  public:
@@ -36,6 +39,10 @@ class S3StoreMoves final : public StoreMoves {
     }
   }
 
+  std::optional<std::string> NestedBackup(const std::string&, const Manifest&) override {
+    return std::nullopt;  // RemoveBackupObjects spares them.
+  }
+
   uint64_t BytesOf(const std::string& path) override {
     auto a = ParseS3Address(path);
     if (!a.ok()) return 0;
@@ -56,7 +63,44 @@ class S3StoreMoves final : public StoreMoves {
     return r.bytes_stored;
   }
 
-  Status Lock() override { return Status::OK(); }
+  ~S3StoreMoves() override {
+    if (locked_) ReleaseLock(*s3_.BucketOf(store_), store_.ObjectKey(kPruneLock)).IgnoreError();
+  }
+
+  Status Lock() override {
+    auto bucket = s3_.BucketOf(store_);
+    const std::string key = store_.ObjectKey(kPruneLock);
+    const std::string shown = EscapeForMessage(store_.Location());
+    ASSIGN_OR_RETURN(auto lock, CurrentLock(*bucket, key));
+    if (lock && !S3LockWriterDied(lock->text)) {
+      return Status::IOError("another stitch prune is running on " + shown +
+                                 " (or one on another machine died: then remove " + shown + "/" +
+                                 kPruneLock + (lock->generation > 0 ? " and its .N copies" : "") +
+                                 ")",
+                             EBUSY);
+    }
+    ASSIGN_OR_RETURN(locked_, CreateLockGeneration(*bucket, key, lock ? lock->generation + 1 : 0,
+                                                   S3LockText(WriterIntent{NewUuid(), "", ""})));
+    if (!locked_) return Status::IOError("another stitch prune is running on " + shown, EBUSY);
+    return Status::OK();
+  }
+
+  StatusOr<std::vector<StoreWriter>> Writers() override {
+    auto bucket = s3_.BucketOf(store_);
+    ASSIGN_OR_RETURN(S3Listing list, bucket->List(store_.ObjectKey(""), "/"));
+    std::vector<StoreWriter> out;
+    for (const std::string& p : list.prefixes) {
+      S3Address a = store_;
+      a.key = p.substr(0, p.size() - 1);
+      ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
+      if (manifest) continue;
+      ASSIGN_OR_RETURN(auto lock, CurrentLock(*bucket, a.ObjectKey(".lock")));
+      if (lock && !S3LockWriterDied(lock->text)) {
+        out.push_back({a.Location(), ParseLockText(lock->text)});
+      }
+    }
+    return out;
+  }
 
   Status SetAside(const std::string& path) override {
     ASSIGN_OR_RETURN(S3Address a, ParseS3Address(path));
@@ -91,13 +135,16 @@ class S3StoreMoves final : public StoreMoves {
   // Every object of the backup at `a`, its marker last (a leftover stays recognisable).
   Status RemoveAll(const S3Address& a) {
     auto bucket = s3_.BucketOf(a);
-    RETURN_IF_ERROR(RemoveBackupObjects(*bucket, a.ObjectKey(""), a.ObjectKey(kMarker)));
+    const std::string marker = a.ObjectKey(kMarker);
+    RETURN_IF_ERROR(RemoveBackupObjects(*bucket, a.ObjectKey(""),
+                                        [&](const std::string& key) { return key == marker; }));
     return bucket->Delete(a.ObjectKey(kMarker));
   }
 
   const S3Address store_;
   const S3Storage& s3_;
   std::map<std::string, std::string> saved_;  // Path -> the `.backup` set aside.
+  bool locked_ = false;                       // Lock() took the prune lock.
 };
 
 }  // namespace

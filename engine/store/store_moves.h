@@ -8,13 +8,22 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/base/status_or.h"
 #include "engine/read/resolved_backup.h"
+#include "engine/storage/lock_text.h"
 #include "engine/storage/storage.h"
 
 namespace stitchfs::engine {
+
+// A backup being written in the store: where, and what its `.lock` says (its base's uuid).
+struct StoreWriter {
+  std::string path;
+  LockFields lock;
+};
 
 // Not thread-safe.
 class StoreMoves {
@@ -22,13 +31,22 @@ class StoreMoves {
   virtual ~StoreMoves() = default;
   // Keeps any other prune of this store out until this object is gone (a second prune would
   // take the first one's work folders for leftovers). kIOError (EBUSY) if one is running.
-  // Locally a flock on the store's folder; object storage has none (one prune at a time is
-  // then the user's to ensure).
+  // Locally a flock on the store's folder; in object storage a lock object
+  // (`.stitch-prune.lock`, taken like a backup's `.lock`: a dead prune's is taken over, one
+  // of another machine is refused, naming it).
   virtual Status Lock() = 0;
+  // The backups of the store being written by live writers (locally: a `.lock` whose flock is
+  // held; in object storage: a `.lock` whose writer is not known to be dead).
+  virtual StatusOr<std::vector<StoreWriter>> Writers() = 0;
   // Removes what an interrupted prune left in the store (work folders, backups set aside).
   virtual void RemoveLeftovers() = 0;
   // The bytes the backup at `path` occupies.
   virtual uint64_t BytesOf(const std::string& path) = 0;
+  // A backup nested inside the backup at `path` (whose manifest is `m`): a folder below it
+  // holding a `.backup` or `.lock` that is not one of `m`'s data files; nullopt if none. Prune
+  // keeps such a backup rather than take the other along. (Object storage spares nested
+  // backups when it removes one: nullopt.)
+  virtual std::optional<std::string> NestedBackup(const std::string& path, const Manifest& m) = 0;
   // Replaces the backup at `path` (the top of `chain`) by a flattened copy with its uuid;
   // returns the bytes written. A reader opening `path` meanwhile gets the old or the new one.
   virtual StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain,

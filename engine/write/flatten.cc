@@ -38,7 +38,7 @@ StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::st
                                       bool keep_uuid, const Storage& storage) {
   const std::string uuid = keep_uuid ? chain.top().manifest().header().uuid : NewUuid();
   std::string notice;
-  ASSIGN_OR_RETURN(auto writer, storage.StartBackup(dest, uuid, &notice));
+  ASSIGN_OR_RETURN(auto writer, storage.StartBackup(dest, WriterIntent{uuid, "", ""}, &notice));
   return FlattenInto(chain, *writer, uuid, "");
 }
 

@@ -20,6 +20,7 @@
 #include "engine/read/chain_compose.h"
 #include "engine/read/resolved_backup.h"
 #include "engine/s3/s3_address.h"
+#include "engine/storage/backup.h"
 #include "engine/storage/locator.h"
 #include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
@@ -111,6 +112,22 @@ StatusOr<std::shared_ptr<const ResolvedBackup>> OpenBase(const BackupOptions& o)
   auto chain = ResolvedBackup::Open(o.base, o.base_chain, r);
   if (!chain.ok()) return chain.status().WithPrefix("base backup " + o.base + ": ");
   return chain;
+}
+
+// Just before the manifest goes in: the base is still where it was opened, with its uuid (a
+// prune may have removed it meanwhile; one that flattened it in place kept its uuid and every
+// content the new backup names). kNoBaseBackup otherwise: the backup is not kept.
+Status CheckBaseStillThere(const Storage& storage, const ResolvedBackup& base) {
+  const std::string& path = base.top().path();
+  ManifestIdentity id;
+  FolderIdentity folder;
+  auto now = ReadBackupHeader(storage, path, &id, &folder);
+  if (now.ok() && now->uuid == base.top().header().uuid) return Status::OK();
+  return Status::NoBaseBackup("the base " + path + " (uuid " + base.top().header().uuid + ") " +
+                              (now.ok() ? "was replaced by backup " + now->uuid
+                                        : "is gone (" + now.status().ToString() + ")") +
+                              " while this backup was written (a prune?); the new backup is not "
+                              "kept");
 }
 
 // The locator of the base that ClickHouse resolves without help (FORMAT.md §5.1): Disk(...)
@@ -216,7 +233,9 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
   std::string notice;
   const std::shared_ptr<const Storage> storage =
       o.storage ? o.storage : std::shared_ptr<const Storage>(RoutingStorage::Create(1));
-  ASSIGN_OR_RETURN(auto writer, storage->StartBackup(o.dest, summary.uuid, &notice));
+  WriterIntent intent{summary.uuid, "", ""};
+  if (base) intent = {summary.uuid, base->top().header().uuid, base->top().path()};
+  ASSIGN_OR_RETURN(auto writer, storage->StartBackup(o.dest, intent, &notice));
   if (!notice.empty()) summary.warnings.push_back(notice);
   summary.warnings.insert(summary.warnings.end(), tree.warnings.begin(), tree.warnings.end());
   summary.missing = tree.missing;
@@ -236,6 +255,7 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
   summary.nodes = nodes.size();
   std::string xml;
   RETURN_IF_ERROR(RenderManifest(h, entries, &xml, nodes, summary.missing));
+  if (base) RETURN_IF_ERROR(CheckBaseStillThere(*storage, *base));
   RETURN_IF_ERROR(writer->Finish(xml));
   if (base) {  // Only a quicker open: a backup without it is complete.
     ChainOptions self;

@@ -64,6 +64,20 @@ expect_exit 20 "BACKUP_DAMAGED" -- "$STITCH" cat "$work/store/b2" logs/app.log
 rm -rf "$work/store" && mv "$work/copy" "$work/store"
 check "the copy in the original's place reads" "$STITCH" verify "$work/store/b2"
 
+# --- a backup is never written inside another; prune never takes a nested one along -----------
+expect_exit 13 "inside backup" -- "$STITCH" backup "$work/src" "$work/store/b0/nested"
+check "nothing was made inside b0" test ! -e "$work/store/b0/nested"
+mkdir -p "$work/linked" && ln -s "$work/store/b1" "$work/linked/to-b1"
+expect_exit 13 "inside backup" -- "$STITCH" backup "$work/src" "$work/linked/to-b1/x"
+"$STITCH" backup "$work/src" "$work/nstore/n0" --timestamp '2026-01-01 00:00:00' >/dev/null 2>&1
+"$STITCH" backup "$work/src" "$work/nstore/n1" --timestamp '2026-01-02 00:00:00' >/dev/null 2>&1
+"$STITCH" backup "$work/src" "$work/inner" >/dev/null 2>&1
+mv "$work/inner" "$work/nstore/n0/inner"  # Nested by hand (as older versions allowed).
+out=$("$STITCH" prune "$work/nstore" --keep-last 1 2>&1)
+check "prune keeps a backup holding a nested one, saying so ($out)" \
+  grep -q "^keep    n0 (holds another backup, $work/nstore/n0/inner" <<<"$out"
+check "and the nested one still reads" "$STITCH" verify "$work/nstore/n0/inner"
+
 # --- diff and log ------------------------------------------------------------------------------
 check "diff reports the append" grep -q '^+ logs/app.log (+1000 bytes)$' <<<"$("$STITCH" diff "$work/store/b0" "$work/store/b1")"
 check "diff --json" grep -q '"change":"appended","name":"logs/app.log"' <<<"$("$STITCH" diff "$work/store/b0" "$work/store/b1" --json)"

@@ -11,7 +11,7 @@ namespace {
 
 // A lock as S3LockText writes it, but for process `pid` and pid namespace `pidns`.
 std::string LockOf(pid_t pid, const std::string& pidns) {
-  std::string mine = S3LockText("u");
+  std::string mine = S3LockText(WriterIntent{"u", "", ""});
   const size_t at = mine.find("\npid ");
   const size_t start = mine.find("\nstart ");
   return mine.substr(0, at) + "\npid " + std::to_string(pid) +
@@ -26,7 +26,7 @@ pid_t ExitedChild() {
 }
 
 std::string OurPidNamespace() {
-  const std::string text = S3LockText("u");
+  const std::string text = S3LockText(WriterIntent{"u", "", ""});
   const size_t at = text.find("\npidns ") + 7;
   return text.substr(at, text.find('\n', at) - at);
 }
@@ -41,9 +41,26 @@ TEST(S3LockTest, OnlyAWriterOfThisMachineAndPidNamespaceIsJudgedDead) {
 }
 
 TEST(S3LockTest, AWriterKnowsItsOwnLock) {
-  EXPECT_TRUE(S3LockIsOurs(S3LockText("abc"), "abc"));
-  EXPECT_FALSE(S3LockIsOurs(S3LockText("abcd"), "abc"));
+  EXPECT_TRUE(S3LockIsOurs(S3LockText(WriterIntent{"abc", "", ""}), "abc"));
+  EXPECT_FALSE(S3LockIsOurs(S3LockText(WriterIntent{"abcd", "", ""}), "abc"));
   EXPECT_FALSE(S3LockIsOurs("", "abc"));
+}
+
+TEST(S3LockTest, LockTextsNameTheBaseAndParseInEveryForm) {
+  const WriterIntent w{"11111111-2222-4333-8444-555555555555",
+                       "66666666-7777-4888-8999-000000000000", "/st/d6\nodd"};
+  const LockFields f = ParseLockText(S3LockText(w));
+  EXPECT_EQ(f.uuid, w.uuid);
+  EXPECT_EQ(f.base_uuid, w.base_uuid);
+  EXPECT_EQ(f.base_location, "/st/d6 odd") << "one line";
+  EXPECT_FALSE(f.other.at("pid").empty());
+  EXPECT_EQ(ParseLockText(LockText({w.uuid, "", ""})).base_uuid, "");
+  // ClickHouse's: the bare uuid, no newline; stitch's S3 locks before the base was recorded.
+  EXPECT_EQ(ParseLockText(w.uuid).uuid, w.uuid);
+  const LockFields old = ParseLockText("uuid " + w.uuid + "\nhost h\npid 7\n");
+  EXPECT_EQ(old.uuid, w.uuid);
+  EXPECT_EQ(old.other.at("pid"), "7");
+  EXPECT_TRUE(ParseLockText("").uuid.empty());
 }
 
 TEST(S3LockTest, BackupsNestedUnderAPrefixAreFound) {

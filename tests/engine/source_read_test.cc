@@ -26,7 +26,8 @@ class SourceReadTest : public ::testing::Test {
     std::filesystem::create_directories(dir_ / "src");
     src_ = UniqueFd(::open((dir_ / "src").c_str(), O_RDONLY | O_DIRECTORY));
     std::string notice;
-    auto writer = LocalStorage::Create()->StartBackup(dir_ / "dest", testutil::NewUuid(), &notice);
+    auto writer =
+        LocalStorage::Create()->StartBackup(dir_ / "dest", {testutil::NewUuid(), "", ""}, &notice);
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
     writer_ = std::move(*writer);
     o_.source_fd = src_.get();

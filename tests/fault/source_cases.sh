@@ -226,3 +226,59 @@ case_hard_links_changing() {
   expect $c "mount: one content as hard links, or two correct separate files" links_consistent "$work/$c/m"
   fusermount3 -u "$work/$c/m"
 }
+
+# base_store CASE: in $work/CASE (a store; the source and the backup written by `backup` sit
+# beside its backups) three full backups of the source a day apart: d5, d6 (the incremental's
+# base) and d8; then the source grows.
+base_store() {
+  local c=$1 d
+  new_src "$c"
+  head -c 100000 /dev/urandom >"$work/$c/src/data.bin"
+  for d in 5 6 8; do
+    "$STITCH" backup "$work/$c/src" "$work/$c/d$d" --timestamp "2026-01-0$d 00:00:00" \
+      >/dev/null 2>&1 || bad "[$c] backup d$d"
+  done
+  head -c 1000 /dev/urandom >>"$work/$c/src/data.bin"
+}
+
+# The base of an incremental pruned while it runs: prune keeps it (the writer's live .lock
+# names it as its base), removes the rest; the backup completes and verifies.
+case_base_pruned() {
+  local c=base-pruned
+  base_store $c
+  backup $c STITCH_FAULT_HOOK="read:/data.bin:env -u LD_PRELOAD '$STITCH' prune '$work/$c' --keep-last 1 >'$work/$c/prune.out' 2>&1" \
+    -- --base "$work/$c/d6"
+  expect $c "the hook ran prune during the backup" hook_ran
+  expect $c "exit 0" exit_is 0
+  expect $c "prune kept the base, saying why ($(cat "$work/$c/prune.out" 2>/dev/null | tr '\n' '|'))" \
+    grep -q "^keep    d6 (the base of .*dest, being written)" "$work/$c/prune.out"
+  expect $c "prune removed what the policy does not keep" test ! -e "$work/$c/d5"
+  expect $c "the backup verifies" quiet "$STITCH" verify "$DEST"
+  expect $c "and holds the grown file" same_bytes data.bin "$SRC"
+}
+
+# The base removed while the backup runs: the backup fails (NO_BASE_BACKUP, exit 21) before its
+# manifest goes in, saying why, and leaves nothing.
+case_base_removed() {
+  local c=base-removed
+  base_store $c
+  backup $c STITCH_FAULT_HOOK="read:/data.bin:mv '$work/$c/d6' '$work/$c/gone'" \
+    -- --base "$work/$c/d6"
+  expect $c "the hook removed the base" hook_ran
+  expect $c "exit 21 (NO_BASE_BACKUP)" exit_is 21
+  expect $c "the message says the base went while the backup was written" \
+    grep -q "is gone .* while this backup was written" <<<"$LOG"
+  expect $c "nothing left at the destination" nothing_at "$DEST"
+}
+
+# The base replaced by another backup while the backup runs: exit 21, nothing left.
+case_base_replaced() {
+  local c=base-replaced
+  base_store $c
+  backup $c STITCH_FAULT_HOOK="read:/data.bin:mv '$work/$c/d6' '$work/$c/gone' && env -u LD_PRELOAD '$STITCH' backup '$work/$c/src' '$work/$c/d6' >/dev/null 2>&1" \
+    -- --base "$work/$c/d6"
+  expect $c "the hook replaced the base" hook_ran
+  expect $c "exit 21 (NO_BASE_BACKUP)" exit_is 21
+  expect $c "the message says the base was replaced" grep -q "was replaced by backup" <<<"$LOG"
+  expect $c "nothing left at the destination" nothing_at "$DEST"
+}

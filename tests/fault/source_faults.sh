@@ -3,7 +3,8 @@
 # library (a command run right before a chosen open or read of a source file), each checked
 # against its intended outcome: growth, shrinking, log rotation, a file replaced by a fifo,
 # socket, symlink or folder, an unreadable or vanished file, a folder swapped for a symlink,
-# fifos and sockets, and hard links that change between the reads of their names.
+# fifos and sockets, and hard links that change between the reads of their names; the base of
+# an incremental pruned, removed or replaced while it runs.
 # Usage: source_faults.sh STITCH STITCHFS FAULT_INJECT_SO
 #   STITCHFS_FAULT_CASES='rotation replaced:fifo ...'  only these cases (names as in ALL below)
 #   STITCHFS_FAULT_KEEP=1  keep the work folder
@@ -105,7 +106,8 @@ source "$here/source_cases.sh"
 
 ALL="growth growth_immutable shrink_once shrink_always rotation replaced:fifo replaced:socket
   replaced:symlink replaced:folder unreadable vanished folder_swapped:open_folder
-  folder_swapped:open_file special_files hard_links hard_links_changing"
+  folder_swapped:open_file special_files hard_links hard_links_changing base_pruned base_removed
+  base_replaced"
 for CASE_ID in ${STITCHFS_FAULT_CASES:-$ALL}; do
   c=$CASE_ID
   if [[ $c == *:* ]]; then "case_${c%%:*}" "${c#*:}"; else "case_$c"; fi

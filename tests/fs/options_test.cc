@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -70,8 +71,41 @@ std::string Sample(const std::string& opt) {
   if (opt == "umask=") return "umask=027";
   if (opt == "base=") return "base=/b";
   if (opt == "disk=") return "disk=d:/disks/d";
+  if (opt == "backups_root=") return "backups_root=/backups";
+  if (opt == "clickhouse_config=") {  // A real file: it is read while the options are parsed.
+    static const std::string config = [] {
+      const std::string path = ::testing::TempDir() + "/options_test_config.xml";
+      std::FILE* f = std::fopen(path.c_str(), "w");
+      std::fputs("<clickhouse><backups><allowed_path>/bk/</allowed_path></backups></clickhouse>",
+                 f);
+      std::fclose(f);
+      return path;
+    }();
+    return "clickhouse_config=" + config;
+  }
   if (opt == "fsname=" || opt == "subtype=") return opt + "x";
   return opt.back() == '=' ? opt + "1" : opt;
+}
+
+TEST(OptionsTest, LocatorContextAndLocatorsAsBackups) {
+  const std::string config = Sample("clickhouse_config=").substr(18);
+  const Options o =
+      Ok({"-o", "clickhouse_config=" + config + ",disk=d:/dd", "File('daily/b2')", "m"});
+  EXPECT_EQ(o.chain.locators.backups_root, "/bk");
+  EXPECT_EQ(o.chain.locators.disks.at("d"), "/dd");
+  EXPECT_EQ(o.chain.locators.disks.at("default"), "/var/lib/clickhouse");
+  EXPECT_EQ(o.backup, "/bk/daily/b2") << "a locator names the backup";
+  EXPECT_EQ(Ok({"-o", "backups_root=/other,clickhouse_config=" + config, "b", "m"})
+                .chain.locators.backups_root,
+            "/other")
+      << "backups_root wins over the configuration, in any order";
+  EXPECT_EQ(Ok({"-o", "disk=d:/dd", "Disk('d', 'x/b')", "m"}).backup, "/dd/x/b");
+  EXPECT_EQ(Parse({"-o", "clickhouse_config=/nonexistent.xml", "b", "m"}).status().code(),
+            engine::ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Parse({"File('rel')", "m"}).status().code(), engine::ErrorCode::kInvalidArgument)
+      << "a relative File() without a backups root";
+  EXPECT_FALSE(Ok({"-o", "nomanifest", "b", "m"}).backup_manifest);
+  EXPECT_TRUE(Ok({"b", "m"}).backup_manifest);
 }
 
 TEST(OptionsTest, Defaults) {

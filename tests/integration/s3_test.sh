@@ -338,6 +338,33 @@ dead_lock stale/outer/.lock
 expect_exit 0 "" -- "$STITCH" backup "$small" s3://stitch/stale/outer
 check "taking the partial one over removed its objects" [ -z "$(keys stale/outer/data/partial.bin)" ]
 check "but not the backup nested under it" "$STITCH" verify s3://stitch/stale/outer/inner
+# --- Two writers take one dead writer's lock at once: exactly one wins ---------------------------
+# (A takeover creates the lock's next generation, .lock.N, with If-None-Match: one create wins.)
+wins=0
+for round in 1 2 3 4 5; do
+  dead_lock "race$round/b/.lock"
+  s3api PUT "stitch/race$round/b/data/partial.bin" -T "$work/partial.bin" >/dev/null
+  "$STITCH" backup "$work/day1" "s3://stitch/race$round/b" >"$work/race1.out" 2>&1 &
+  p1=$!
+  "$STITCH" backup "$work/day2" "s3://stitch/race$round/b" >"$work/race2.out" 2>&1 &
+  p2=$!
+  wait $p1
+  r1=$?
+  wait $p2
+  r2=$?
+  if [ "$r1" = 0 ] && [ "$r2" = 13 ]; then winner=day1; elif [ "$r1" = 13 ] && [ "$r2" = 0 ]; then
+    winner=day2; else winner=""; fi
+  check "race $round: exactly one writer wins (exits $r1, $r2: $(tail -1 "$work/race1.out") / $(tail -1 "$work/race2.out"))" \
+    [ -n "$winner" ]
+  [ -n "$winner" ] || continue
+  wins=$((wins + 1))
+  rm -rf "$work/race-r"
+  check "race $round: the survivor verifies" bash -c "'$STITCH' verify 's3://stitch/race$round/b' >/dev/null"
+  check "race $round: and holds the winner's files" bash -c "'$STITCH' restore 's3://stitch/race$round/b' '$work/race-r' >/dev/null 2>&1 && diff -r '$work/race-r' '$work/$winner'"
+  check "race $round: no lock object is left" [ -z "$(keys "race$round/b/.lock")" ]
+done
+check "the loser's message says another writer took the lock" \
+  bash -c "cat '$work/race1.out' '$work/race2.out' | grep -q 'took the dead writer.s lock first\|is being written\|has a .lock'"
 # --- Ctrl-C (SIGINT) or SIGTERM during a backup: it unwinds and leaves nothing -----------------
 for sig in INT TERM; do
   "$STITCH" backup "$big" "s3://stitch/stopped-$sig/b1" >/dev/null 2>&1 &
