@@ -6,14 +6,17 @@
 #  - random 4 KiB preads (readahead off), 1 and 4 threads, fresh mount each time.
 #  - the same reads through squashfuse_ll, restic mount and borg mount of the same file, where
 #    installed (bench/install-peers.sh installs them); random reads: 2,000, one thread.
-# Usage: bench/mount_read.sh [BACKUPS=30] [BYTES=1073741824]
+#  - the cost of checking a file read whole against its checksum: the first read with and
+#    without -o noverify, interleaved (target: verified / unverified <= 1.05).
+# Usage: bench/mount_read.sh [BACKUPS=30] [BYTES=1073741824] [xxh3|clickhouse (checksums)]
 source "$(dirname "$0")/common.sh"
 setup
 n=${1:-30}
 bytes=${2:-1073741824}
 STITCHFS=$BUILD/fs/stitchfs
 PREAD=$BUILD/bench/pread_bench
-"$MAKE_FIXTURE" grow "$work" "$n" "$bytes"
+alg=${3:-xxh3}
+"$MAKE_FIXTURE" grow "$work" "$n" "$bytes" "$alg"
 top=$(printf "%s/b%03d" "$work" $((n - 1)))
 M=$work/mnt
 mkdir -p "$M"
@@ -25,10 +28,14 @@ native=""
 # First read: the best of three fresh mounts (each starts with an empty page cache for the
 # file).
 first=""
+unverified=""
 for _ in 1 2 3; do
   native=$(min "$native" "$(timed cat "$work/original")")
   "$STITCHFS" "$top" "$M"
   first=$(min "$first" "$(timed cat "$M/grow.bin")")
+  fusermount3 -u "$M"
+  "$STITCHFS" "$top" "$M" -o noverify
+  unverified=$(min "$unverified" "$(timed cat "$M/grow.bin")")
   fusermount3 -u "$M"
 done
 # Second read: page cache kept; the best of five.
@@ -53,4 +60,4 @@ source "$(dirname "$0")/peers.sh"
 mkdir -p "$work/peer"
 cp "$work/original" "$work/peer/grow.bin"
 peers="$(peer_squashfuse)$(peer_restic)$(peer_borg)"
-echo "{\"bench\":\"mount_read\",\"backups\":$n,\"bytes\":$bytes,\"native_s\":$native,\"first_read_s\":$first,\"first_ratio\":$(ratio "$native" "$first"),\"second_read_s\":$second,\"second_ratio\":$(ratio "$native" "$second"),\"rand4k_native_1t_per_s\":$native1,\"rand4k_mount_1t_per_s\":$fuse1,\"rand4k_1t_ratio\":$(ratio "$fuse1" "$native1"),\"rand4k_native_4t_per_s\":$native4,\"rand4k_mount_4t_per_s\":$fuse4,\"rand4k_4t_ratio\":$(ratio "$fuse4" "$native4")$peers}"
+echo "{\"bench\":\"mount_read\",\"backups\":$n,\"bytes\":$bytes,\"checksums\":\"$alg\",\"first_read_unverified_s\":$unverified,\"verify_cost_ratio\":$(ratio "$first" "$unverified"),\"native_s\":$native,\"first_read_s\":$first,\"first_ratio\":$(ratio "$native" "$first"),\"second_read_s\":$second,\"second_ratio\":$(ratio "$native" "$second"),\"rand4k_native_1t_per_s\":$native1,\"rand4k_mount_1t_per_s\":$fuse1,\"rand4k_1t_ratio\":$(ratio "$fuse1" "$native1"),\"rand4k_native_4t_per_s\":$native4,\"rand4k_mount_4t_per_s\":$fuse4,\"rand4k_4t_ratio\":$(ratio "$fuse4" "$native4")$peers}"

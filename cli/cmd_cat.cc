@@ -1,8 +1,10 @@
-// stitch cat BACKUP PATH: the file's bytes, stitched through the chain, to stdout.
+// stitch cat BACKUP PATH: the file's bytes, stitched through the chain, to stdout, checked
+// against the manifest's checksum as they go (a mismatch: exit 20 after the bytes).
 #include <memory>
 
 #include "cli/commands.h"
 #include "engine/base/error_table.h"
+#include "engine/read/content_check.h"
 
 namespace stitchfs::cli {
 
@@ -20,14 +22,18 @@ int CmdCat(int argc, char** argv) {
   }
   auto file = chain->OpenEntry(*idx);
   if (!file.ok()) return Fail(file.status());
+  engine::ContentCheck check(*chain, *idx);  // Bad bytes out are followed by exit 20.
   constexpr size_t kChunk = 1 << 20;
   auto buf = std::make_unique<char[]>(kChunk);
   for (uint64_t off = 0; off < (*file)->size();) {
     auto n = (*file)->ReadAt(off, std::span<char>(buf.get(), kChunk));
     if (!n.ok()) return Fail(n.status());
+    if (*n == 0) break;  // Finish says how short the file is.
+    check.Update(std::string_view(buf.get(), *n));
     if (!WriteStdout(buf.get(), *n)) return Fail(engine::Status::IOError("write to stdout", errno));
     off += *n;
   }
+  if (auto s = check.Finish(); !s.ok()) return Fail(s);
   return engine::kExitOk;
 }
 

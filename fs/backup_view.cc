@@ -113,6 +113,16 @@ engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> BackupView::Op
   return IsMirror(ino) ? backup_->OpenStoredTail(n->ref) : backup_->OpenEntry(n->ref);
 }
 
+engine::StatusOr<OpenedFile> BackupView::OpenChecked(uint64_t ino) const {
+  ASSIGN_OR_RETURN(auto reader, Open(ino));
+  OpenedFile out{std::move(reader), nullptr};
+  const Inode* n = IsManifest(ino) || IsMirror(ino) ? nullptr : Get(ino);
+  if (n != nullptr && n->type == InodeType::kFile && out.reader->size() > 0) {
+    out.check = std::make_unique<engine::ContentCheck>(*backup_, n->ref, backup_);
+  }
+  return out;
+}
+
 engine::StatusOr<std::string> BackupView::Readlink(uint64_t ino) const {
   const Inode* n = Get(ino);
   if (n == nullptr) return NoInode(ino);

@@ -24,6 +24,9 @@ class BackupView final : public Namespace {
                                                   size_t max) const override;
   engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> Open(
       uint64_t ino) const override;
+  // A regular file of the backup (not .appended's, not the flat manifest) with bytes gets its
+  // ContentCheck.
+  engine::StatusOr<OpenedFile> OpenChecked(uint64_t ino) const override;
   engine::StatusOr<std::string> Readlink(uint64_t ino) const override;
   engine::StatusOr<std::vector<std::string>> XattrNames(uint64_t ino) const override;
   engine::StatusOr<std::string> Xattr(uint64_t ino, const std::string& name) const override;

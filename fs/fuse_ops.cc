@@ -11,6 +11,7 @@
 
 #include "engine/base/error_table.h"
 #include "fs/namespace.h"
+#include "fs/sequential_check.h"
 
 namespace stitchfs::fs {
 
@@ -27,9 +28,11 @@ namespace {
 MountContext& Ctx(fuse_req_t req) { return *static_cast<MountContext*>(fuse_req_userdata(req)); }
 const Namespace& Ns(fuse_req_t req) { return *Ctx(req).ns; }
 
-// An open file: the shared, immutable reader. Created by OnOpen, deleted by OnRelease.
+// An open file: the shared, immutable reader, and the check of a read from start to end (null
+// when there is none). Created by OnOpen, deleted by OnRelease.
 struct OpenFile {
   std::shared_ptr<const engine::RandomAccessFile> reader;
+  std::unique_ptr<SequentialCheck> check;
 };
 
 // Runs `fn`, which must reply; if it throws, replies ENOMEM or EIO (the one catch site).
@@ -215,12 +218,27 @@ void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
       return (void)fuse_reply_err(req, EROFS);
     }
-    auto reader = ns.Open(ino);
-    if (!reader.ok()) return ReplyError(req, reader.status());
-    fi->fh = reinterpret_cast<uint64_t>(new OpenFile{*reader});
+    auto opened = ns.OpenChecked(ino);
+    if (!opened.ok()) return ReplyError(req, opened.status());
+    auto* f = new OpenFile{std::move(opened->reader), nullptr};
+    if (opened->check && Ctx(req).verify_reads) {
+      f->check = std::make_unique<SequentialCheck>(std::move(opened->check));
+    }
+    fi->fh = reinterpret_cast<uint64_t>(f);
     fi->keep_cache = 1;  // Content never changes: keep the page cache across opens.
     fuse_reply_open(req, fi);
   });
+}
+
+// The bytes a read of `f` at `off` got pass its check; if they complete a file that does not
+// match its checksum, replies EIO (logging the file and the backup with the bad bytes) and
+// returns false.
+bool Checked(fuse_req_t req, const OpenFile& f, off_t off, std::string_view bytes) {
+  if (!f.check) return true;
+  engine::Status s = f.check->Accept(static_cast<uint64_t>(off), bytes);
+  if (s.ok()) return true;
+  ReplyError(req, s);
+  return false;
 }
 
 // Replies: buf | err
@@ -231,6 +249,7 @@ void OnRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
     auto loan = f->reader->Lend(static_cast<uint64_t>(off), size);
     if (!loan.ok()) return ReplyError(req, loan.status());
     if (!loan->bytes.empty()) {
+      if (!Checked(req, *f, off, loan->bytes)) return;
       return (void)fuse_reply_buf(req, loan->bytes.data(), loan->bytes.size());
     }
     // One buffer per worker thread, grown but never zero-filled (the read overwrites it).
@@ -242,6 +261,7 @@ void OnRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
     }
     auto n = f->reader->ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.get(), size));
     if (!n.ok()) return ReplyError(req, n.status());
+    if (!Checked(req, *f, off, std::string_view(buf.get(), *n))) return;
     fuse_reply_buf(req, buf.get(), *n);
   });
 }

@@ -170,6 +170,7 @@ int main(int argc, char** argv) {
   }
   sfs::MountContext state;
   state.foreground = o.foreground;
+  state.verify_reads = o.verify_reads;
   sfs::AttrOptions attr;
   attr.uid = o.uid;
   attr.gid = o.gid;

@@ -18,6 +18,7 @@
 
 #include "engine/base/random_access_file.h"
 #include "engine/base/status_or.h"
+#include "engine/read/content_check.h"
 #include "fs/listing_policy.h"
 
 namespace stitchfs::fs {
@@ -26,6 +27,13 @@ namespace stitchfs::fs {
 struct DirEntry {
   std::string name;
   uint64_t ino = 0;
+};
+
+// An opened regular file: its reader and, when its bytes have a checksum to match, the check of
+// a read from start to end (null otherwise).
+struct OpenedFile {
+  std::shared_ptr<const engine::RandomAccessFile> reader;
+  std::unique_ptr<engine::ContentCheck> check;
 };
 
 // Thread-safe: handlers call it from many threads.
@@ -47,6 +55,11 @@ class Namespace {
   // A reader for the regular file `ino`.
   virtual engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> Open(
       uint64_t ino) const = 0;
+  // The same with the check of its bytes (OpenedFile::check), from the same opening.
+  virtual engine::StatusOr<OpenedFile> OpenChecked(uint64_t ino) const {
+    ASSIGN_OR_RETURN(auto reader, Open(ino));
+    return OpenedFile{std::move(reader), nullptr};
+  }
   // The target of symlink `ino`; kInvalidArgument if `ino` is not a symlink.
   virtual engine::StatusOr<std::string> Readlink(uint64_t ino) const = 0;
   // The names of the extended attributes of `ino`, and the value of one (kEntryNotFound if `ino`
@@ -66,7 +79,8 @@ struct MountContext {
   // kernel would otherwise overwrite during INIT, such as the readahead size).
   std::function<void()> after_init;
   std::once_flag after_init_once;
-  ListingPolicy listing;  // Whether listings carry the attributes of files.
+  ListingPolicy listing;     // Whether listings carry the attributes of files.
+  bool verify_reads = true;  // Check files read from start to end (-o noverify: off).
 };
 
 // Logs one line (stderr in the foreground, syslog otherwise).

@@ -19,6 +19,7 @@ const char kUsage[] =
     "  -s                 single-threaded\n"
     "  -o OPT[,OPT...]    mount options:\n"
     "       noxattr (no extended attributes: ls -l needs no round trips for them),\n"
+    "       noverify (files read from start to end are not checked against their checksum),\n"
     "       nomanifest (no hidden .backup at each backup's root: the manifest of that point\n"
     "         in time as one full backup, which ClickHouse's RESTORE reads through the mount),\n"
     "       spin_us=N (poll this long for the next request; default 200, 0 = libfuse's loop),\n"
@@ -76,6 +77,8 @@ engine::Status MountOption(const std::string& opt, Options* o) {
     o->noxattr = true;
   } else if (opt == "nomanifest") {
     o->backup_manifest = false;
+  } else if (opt == "noverify") {
+    o->verify_reads = false;
   } else if (key == "spin_us" && eq != std::string::npos) {
     ASSIGN_OR_RETURN(o->spin_us, Number(key, val, 10));
   } else if (key == "readahead_kb" && eq != std::string::npos) {

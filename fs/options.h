@@ -26,6 +26,7 @@ struct Options {
   unsigned readahead_kb = 1024;  // Set on the mount's bdi when permitted; 0 keeps the default.
   bool noxattr = false;  // No extended attributes: ls -l needs no round trip per file for them.
   bool backup_manifest = true;  // `.backup` (the flat manifest) at each backup's root.
+  bool verify_reads = true;     // Files read from start to end are checked (-o noverify).
   uint32_t spin_us = 200;       // Poll for the next request this long before sleeping; 0: libfuse's
                                 // own loop.
   engine::ChainOptions chain;   // Its `locators` come from the three below.

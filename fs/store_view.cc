@@ -240,8 +240,13 @@ std::vector<DirEntry> StoreView::ListLinks(uint64_t dir, size_t offset, size_t m
 
 engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> StoreView::Open(
     uint64_t ino) const {
+  ASSIGN_OR_RETURN(OpenedFile f, OpenChecked(ino));
+  return std::move(f.reader);
+}
+
+engine::StatusOr<OpenedFile> StoreView::OpenChecked(uint64_t ino) const {
   ASSIGN_OR_RETURN(std::shared_ptr<const BackupView> view, backups_.View(SlotOf(ino)));
-  auto file = view->Open(LocalOf(ino));
+  auto file = view->OpenChecked(LocalOf(ino));
   // The backup or one of its bases may have been rewritten in place (prune's flattening) since
   // the last scan: look now, and while that opens it anew, try again (a prune flattens one
   // level of a chain after another, so the chain opened anew may itself go stale meanwhile).
@@ -250,7 +255,7 @@ engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> StoreView::Ope
     auto again = backups_.View(SlotOf(ino));
     if (!again.ok() || *again == view) break;
     view = *again;
-    file = view->Open(LocalOf(ino));
+    file = view->OpenChecked(LocalOf(ino));
   }
   return file;
 }

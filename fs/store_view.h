@@ -38,6 +38,7 @@ class StoreView final : public Namespace {
   static constexpr int kReopenAttempts = 8;
   engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> Open(
       uint64_t ino) const override;
+  engine::StatusOr<OpenedFile> OpenChecked(uint64_t ino) const override;
   engine::StatusOr<std::string> Readlink(uint64_t ino) const override;
   engine::StatusOr<std::vector<std::string>> XattrNames(uint64_t ino) const override;
   engine::StatusOr<std::string> Xattr(uint64_t ino, const std::string& name) const override;

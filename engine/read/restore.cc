@@ -12,6 +12,7 @@
 #include "engine/base/concat_file.h"
 #include "engine/base/posix_file.h"
 #include "engine/format/hard_links.h"
+#include "engine/read/content_check.h"
 #include "engine/read/restore_meta.h"
 #include "engine/storage/data_file.h"
 #include "engine/storage/local_storage.h"
@@ -68,6 +69,21 @@ struct Links {
   std::map<uint32_t, std::string> restored;  // Leader -> the name restored first.
 };
 
+// The bytes written to `fd` (read back: what is on the target, in-kernel copies included) are
+// entry `idx`'s, by its manifest's checksum (ContentCheck).
+Status CheckWritten(const ResolvedBackup& chain, size_t idx, int fd, char* buf) {
+  ContentCheck check(chain, idx);
+  for (uint64_t off = 0;;) {
+    const ssize_t n = ::pread(fd, buf, kCopyBuffer, static_cast<off_t>(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::IOError("read back what was restored", errno);
+    if (n == 0) break;
+    check.Update(std::string_view(buf, static_cast<size_t>(n)));
+    off += static_cast<uint64_t>(n);
+  }
+  return check.Finish();
+}
+
 // Fills temp file `out` with entry `idx`: a hard link to an earlier name, or its bytes.
 Status FillEntry(const ResolvedBackup& chain, const FileEntry& e, size_t idx, int root, int dir_fd,
                  const std::string& tmp, Links* links, char* buf) {
@@ -84,10 +100,11 @@ Status FillEntry(const ResolvedBackup& chain, const FileEntry& e, size_t idx, in
     }
   }
   UniqueFd fd(
-      ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+      ::openat(dir_fd, tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!fd) return Status::IOError("create " + name, errno);
   auto out = WritableFd(std::move(fd), name);
   RETURN_IF_ERROR(CopyEntry(chain, idx, *out, buf, name));
+  RETURN_IF_ERROR(CheckWritten(chain, idx, out->fd(), buf));
   if (e.meta) RETURN_IF_ERROR(ApplyMeta(out->fd(), *e.meta, name));
   return out->Close();
 }

@@ -33,8 +33,10 @@ constexpr size_t kCopyBuffer = 1 << 20;
 Status CopyEntry(const ResolvedBackup& chain, size_t idx, WritableFile& out, char* buf,
                  const std::string& what);
 
-// Restores the selected entries. Each file is written to a temporary name beside its final one
-// and renamed into place when complete. Folders are created beneath the target without
+// Restores the selected entries. Each file is written to a temporary name beside its final one,
+// read back and checked against its manifest's checksum (ContentCheck: a mismatch is
+// kBackupDamaged naming the backup that holds the bad bytes), and renamed into place only
+// then. Folders are created beneath the target without
 // following symlinks (an existing symlink in the target is never written through). Existing
 // files are replaced. Errors: those of opening and reading entries, kIOError for the target.
 // `progress(files, bytes)` is called as work proceeds (may be empty).

@@ -3,41 +3,25 @@
 #include <map>
 #include <memory>
 
+#include "engine/read/content_check.h"
+
 namespace stitchfs::engine {
 namespace {
 
 constexpr size_t kBuffer = 1 << 20;
 
-// Reads the whole file and returns its checksum with `alg`.
-StatusOr<Checksum> HashFile(const RandomAccessFile& f, ChecksumAlgorithm alg, char* buf,
-                            uint64_t* bytes) {
-  Hasher h(alg);
-  for (uint64_t off = 0; off < f.size();) {
-    ASSIGN_OR_RETURN(size_t n, f.ReadAt(off, std::span<char>(buf, kBuffer)));
-    if (n == 0) return Status::BackupDamaged("file ended early");
-    h.Update(std::string_view(buf, n));
+// Reads entry `i` through its chain and checks it (ContentCheck).
+Status CheckEntry(const ResolvedBackup& chain, size_t i, char* buf, uint64_t* bytes) {
+  ASSIGN_OR_RETURN(auto file, chain.OpenEntry(i));
+  ContentCheck check(chain, i);
+  for (uint64_t off = 0; off < file->size();) {
+    ASSIGN_OR_RETURN(size_t n, file->ReadAt(off, std::span<char>(buf, kBuffer)));
+    if (n == 0) break;  // Finish says how short it is.
+    check.Update(std::string_view(buf, n));
     off += n;
     *bytes += n;
   }
-  return h.Digest();
-}
-
-Status CheckEntry(const ResolvedBackup& chain, size_t i, char* buf, uint64_t* bytes) {
-  const Backup& top = chain.top();
-  const FileEntry e = top.manifest().entry(i);
-  ASSIGN_OR_RETURN(auto file, chain.OpenEntry(i));
-  if (file->size() != e.size) {
-    return Status::BackupDamaged(top.Prefix() + "entry \"" + std::string(e.name) + "\" reads " +
-                                 std::to_string(file->size()) + " bytes, expected " +
-                                 std::to_string(e.size));
-  }
-  ASSIGN_OR_RETURN(Checksum got, HashFile(*file, top.header().algorithm, buf, bytes));
-  if (got != e.checksum) {
-    return Status::BackupDamaged(top.Prefix() + "entry \"" + std::string(e.name) +
-                                 "\": checksum mismatch: computed " + got.ToHex() +
-                                 ", manifest says " + e.checksum.ToHex());
-  }
-  return Status::OK();
+  return check.Finish();
 }
 
 }  // namespace

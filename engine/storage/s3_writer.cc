@@ -400,11 +400,14 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::strin
   ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
   if (!manifest) return Status::BackupNotFound("Backup " + shown + " not found (no .backup)");
   ASSIGN_OR_RETURN(auto lock, CurrentLock(*bucket, a.ObjectKey(".lock")));
-  if (lock) {
+  // A lock beside a `.backup` whose writer died (after the manifest went in, before the lock
+  // came off) guards nothing: the rewrite takes it over like any dead writer's.
+  if (lock && !S3LockWriterDied(lock->text)) {
     return Status::BackupAlreadyExists("Backup " + shown +
                                        " has a .lock: another writer is at work there");
   }
-  ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(*bucket, a.ObjectKey(".lock"), 0,
+  ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(*bucket, a.ObjectKey(".lock"),
+                                                    lock ? lock->generation + 1 : 0,
                                                     S3LockText(WriterIntent{uuid, "", ""})));
   if (!taken) {
     return Status::BackupAlreadyExists("Backup " + shown +

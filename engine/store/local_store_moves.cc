@@ -59,11 +59,11 @@ class LocalStoreMoves final : public StoreMoves {
     }
   }
 
-  StatusOr<std::vector<StoreWriter>> Writers() override {
+  StatusOr<std::vector<StoreWriter>> Writers(const std::set<std::string>& backups) override {
     ASSIGN_OR_RETURN(std::vector<std::string> names, ListFolder(store_));
     std::vector<StoreWriter> out;
     for (const std::string& n : names) {
-      if (n.front() == '.') continue;
+      if (n.front() == '.' || backups.count(n)) continue;
       if (auto lock = LiveWriterIn(store_ + "/" + n)) out.push_back({store_ + "/" + n, *lock});
     }
     return out;

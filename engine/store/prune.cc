@@ -97,13 +97,21 @@ void KeepWritersBases(const std::vector<StoreEntry>& all, const std::vector<Stor
   }
 }
 
+// The names of the store's backups in `all` (folders no writer is at work in).
+std::set<std::string> NamesOf(const std::vector<StoreEntry>& all) {
+  std::set<std::string> names;
+  for (const StoreEntry& e : all) names.insert(e.name);
+  return names;
+}
+
 // With the backups to remove set aside: no writer has started on one of them since the plan
 // was made, and every backup of the store opens with its whole chain, in the store as it now
-// is (the kept ones, and any written meanwhile). A writer that checks its base just before its
+// is: the kept ones, and any written meanwhile. A writer that checks its base just before its
 // `.backup` goes in (as stitch backup does) either is seen here or finds its base gone.
 Status ProveStore(const std::string& store, const std::vector<StoreEntry>& all,
+                  const std::map<size_t, std::string>& kept,
                   const std::set<std::string>& removed_uuids, ChainOptions o, StoreMoves& moves) {
-  ASSIGN_OR_RETURN(std::vector<StoreWriter> writers, moves.Writers());
+  ASSIGN_OR_RETURN(std::vector<StoreWriter> writers, moves.Writers(NamesOf(all)));
   for (const StoreWriter& w : writers) {
     if (removed_uuids.count(w.lock.base_uuid)) {
       return Status::BackupAlreadyExists("a backup being written (" + w.path +
@@ -111,18 +119,20 @@ Status ProveStore(const std::string& store, const std::vector<StoreEntry>& all,
                                          "nothing removed");
     }
   }
-  std::set<FolderIdentity> unreadable;  // Unreadable before: nothing to prove.
-  for (const StoreEntry& e : all) {
-    if (!e.backup) unreadable.insert(e.folder);
+  std::vector<std::string> paths;
+  for (const auto& [k, why] : kept) {
+    if (all[k].backup) paths.push_back(all[k].path);  // Unreadable before: nothing to prove.
+  }
+  const std::set<std::string> known = NamesOf(all);
+  ASSIGN_OR_RETURN(std::vector<StoreFolder> now, o.storage->ScanStore(store));
+  for (const StoreFolder& f : now) {
+    if (!known.count(f.name)) paths.push_back(f.path);  // Written while prune ran.
   }
   o.backups = std::make_shared<BackupCache>(size_t{256} << 20);
-  ASSIGN_OR_RETURN(std::vector<StoreEntry> now, ListStore(*o.storage, store, o.cache, o.locators));
-  for (const StoreEntry& e : now) {
-    if (unreadable.count(e.folder)) continue;
-    auto chain = e.backup ? ResolvedBackup::Open(e.path, o)
-                          : StatusOr<std::shared_ptr<const ResolvedBackup>>(e.status);
+  for (const std::string& path : paths) {
+    auto chain = ResolvedBackup::Open(path, o);
     if (!chain.ok()) {
-      return chain.status().WithPrefix("backup " + e.name +
+      return chain.status().WithPrefix("backup " + path +
                                        " would no longer open; prune aborted, nothing removed: ");
     }
   }
@@ -196,7 +206,7 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   if (!p.dry_run) RETURN_IF_ERROR(moves->Lock());  // Before the store is read for the plan.
   ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(*o.storage, store, cache, locators));
   auto kept = Kept(all, p);
-  ASSIGN_OR_RETURN(std::vector<StoreWriter> writers, moves->Writers());
+  ASSIGN_OR_RETURN(std::vector<StoreWriter> writers, moves->Writers(NamesOf(all)));
   KeepWritersBases(all, writers, &kept);
   RETURN_IF_ERROR(KeepArchiveChains(all, o, &kept));
   ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept, o, *moves));
@@ -215,7 +225,7 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   }
   std::vector<std::string> moved;
   Status s = SetAside(doomed, *moves, &moved);
-  if (s.ok()) s = ProveStore(store, all, doomed_uuids, o, *moves);
+  if (s.ok()) s = ProveStore(store, all, kept, doomed_uuids, o, *moves);
   if (!s.ok()) {
     for (const std::string& path : moved) moves->PutBack(path);
     return s;

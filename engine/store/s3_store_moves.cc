@@ -85,13 +85,15 @@ class S3StoreMoves final : public StoreMoves {
     return Status::OK();
   }
 
-  StatusOr<std::vector<StoreWriter>> Writers() override {
+  StatusOr<std::vector<StoreWriter>> Writers(const std::set<std::string>& backups) override {
     auto bucket = s3_.BucketOf(store_);
     ASSIGN_OR_RETURN(S3Listing list, bucket->List(store_.ObjectKey(""), "/"));
     std::vector<StoreWriter> out;
     for (const std::string& p : list.prefixes) {
       S3Address a = store_;
       a.key = p.substr(0, p.size() - 1);
+      const size_t slash = a.key.rfind('/');
+      if (backups.count(slash == std::string::npos ? a.key : a.key.substr(slash + 1))) continue;
       ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
       if (manifest) continue;
       ASSIGN_OR_RETURN(auto lock, CurrentLock(*bucket, a.ObjectKey(".lock")));

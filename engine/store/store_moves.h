@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,9 @@ class StoreMoves {
   // of another machine is refused, naming it).
   virtual Status Lock() = 0;
   // The backups of the store being written by live writers (locally: a `.lock` whose flock is
-  // held; in object storage: a `.lock` whose writer is not known to be dead).
-  virtual StatusOr<std::vector<StoreWriter>> Writers() = 0;
+  // held; in object storage: a `.lock` whose writer is not known to be dead), but the folders
+  // named in `backups` (complete backups: no writer is at work there).
+  virtual StatusOr<std::vector<StoreWriter>> Writers(const std::set<std::string>& backups) = 0;
   // Removes what an interrupted prune left in the store (work folders, backups set aside).
   virtual void RemoveLeftovers() = 0;
   // The bytes the backup at `path` occupies.

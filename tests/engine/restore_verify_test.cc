@@ -112,6 +112,41 @@ TEST_F(RestoreVerifyTest, VerifyPassesThenReportsEveryProblem) {
   EXPECT_NE(bad.problems[1].status.message().find("checksum mismatch"), std::string::npos);
 }
 
+// Flips one byte of `path` (same length: only a checksum can tell).
+void FlipByte(const std::string& path, size_t at) {
+  std::string bytes = ReadFile(path);
+  bytes[at] = static_cast<char>(bytes[at] ^ 0x01);
+  testutil::WriteFile(path, bytes);
+}
+
+TEST_F(RestoreVerifyTest, RestoreChecksEveryFileAndNamesTheBackupWithTheBadBytes) {
+  FlipByte(dir_ / "b0/a/log", 5000);  // The base's part of the stitched file.
+  auto chain = ResolvedBackup::Open(dir_ / "b1");
+  ASSERT_TRUE(chain.ok());
+  RestoreOptions o;
+  o.target = dir_ / "bad";
+  auto r = RestoreBackup(**chain, o, nullptr);
+  ASSERT_EQ(r.status().code(), ErrorCode::kBackupDamaged) << r.status().ToString();
+  const std::string m = r.status().message();
+  EXPECT_NE(m.find("file \"a/log\": checksum mismatch"), std::string::npos) << m;
+  EXPECT_NE(m.find("the bad bytes are in backup " + dir_ / "b0" + ", bytes [0, 100000)"),
+            std::string::npos)
+      << m;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "bad/a/log")) << "nothing unverified under its name";
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ / "bad/a")) << "no temp file left either";
+  FlipByte(dir_ / "b0/a/log", 5000);  // Repaired; now the top's own tail.
+  FlipByte(dir_ / "b1/a/log", 10);
+  r = RestoreBackup(**ResolvedBackup::Open(dir_ / "b1"), o, nullptr);
+  ASSERT_EQ(r.status().code(), ErrorCode::kBackupDamaged);
+  EXPECT_NE(r.status().message().find("in backup " + dir_ / "b1" + ", bytes [100000, 300000)"),
+            std::string::npos)
+      << r.status().ToString();
+  FlipByte(dir_ / "b1/a/log", 10);
+  o.target = dir_ / "good";
+  ASSERT_TRUE(RestoreBackup(**ResolvedBackup::Open(dir_ / "b1"), o, nullptr).ok());
+  EXPECT_EQ(ReadFile(dir_ / "good/a/log"), big_);
+}
+
 TEST_F(RestoreVerifyTest, StatsFollowClickHouseAccounting) {
   const BackupStats stats = chain_->Stats();
   const BackupStats* st = &stats;

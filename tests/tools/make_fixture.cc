@@ -3,7 +3,8 @@
 //   make_fixture chain DIR            3-deep ClickHouse-format chain + expected trees
 //   make_fixture layouts DIR          the forms of current ClickHouse (fixture_layouts.h)
 //   make_fixture lightweight DIR ENDPOINT BUCKET   a lightweight snapshot on that bucket
-//   make_fixture grow DIR N BYTES     one file grown over N backups (xxh3), DIR/original
+//   make_fixture grow DIR N BYTES [clickhouse]  one file grown over N backups (xxh3, or
+//                                     ClickHouse's checksums), DIR/original
 //   make_fixture manifest DIR N       a backup of N empty-data ClickHouse-like entries
 //   make_fixture tree DIR FILES BYTES a full backup of a random tree, and the tree itself
 //   make_fixture files DIR FILES BYTES only the random tree, in DIR/tree
@@ -121,9 +122,8 @@ void AppendFile(const std::string& path, const std::string& data) {
 
 // One file of BYTES bytes, grown in N equal appends, one backup per append (b00..bNN), plus
 // DIR/original holding the same bytes as a plain file.
-int Grow(const std::string& dir, int n, uint64_t total) {
+int Grow(const std::string& dir, int n, uint64_t total, engine::ChecksumAlgorithm alg) {
   fs::create_directories(dir);
-  const auto alg = engine::ChecksumAlgorithm::kXxh3;
   engine::Hasher hasher(alg);
   std::mt19937_64 rng(1);
   std::string prev_uuid, chunk;
@@ -221,8 +221,11 @@ int main(int argc, char** argv) {
   if (cmd == "layouts" && argc == 3) return Check(tools::Layouts(argv[2]));
   if (cmd == "lightweight" && argc == 5)
     return Check(tools::Lightweight(argv[2], argv[3], argv[4]));
-  if (cmd == "grow" && argc == 5)
-    return Grow(argv[2], std::atoi(argv[3]), std::strtoull(argv[4], nullptr, 10));
+  if (cmd == "grow" && (argc == 5 || argc == 6)) {
+    const bool ch = argc == 6 && std::string(argv[5]) == "clickhouse";
+    return Grow(argv[2], std::atoi(argv[3]), std::strtoull(argv[4], nullptr, 10),
+                ch ? engine::ChecksumAlgorithm::kClickHouse : engine::ChecksumAlgorithm::kXxh3);
+  }
   if (cmd == "manifest" && argc == 4)
     return BigManifest(argv[2], std::strtoull(argv[3], nullptr, 10));
   if (cmd == "files" && argc == 5) {

@@ -1,0 +1,62 @@
+#include "engine/read/content_check.h"
+
+#include <set>
+
+namespace stitchfs::engine {
+
+ContentCheck::ContentCheck(const ResolvedBackup& chain, size_t entry,
+                           std::shared_ptr<const void> keep)
+    : chain_(chain),
+      keep_(std::move(keep)),
+      entry_(entry),
+      size_(chain.top().manifest().entry(entry).size),
+      base_size_(chain.top().manifest().entry(entry).base_size),
+      hasher_(chain.top().header().algorithm) {
+  if (base_size_ >= size_) base_size_ = 0;  // Whole from the base: the full checksum says it.
+}
+
+void ContentCheck::Update(std::string_view bytes) {
+  const uint64_t at = hasher_.bytes();
+  if (base_size_ > 0 && at < base_size_ && at + bytes.size() >= base_size_) {
+    const size_t head = static_cast<size_t>(base_size_ - at);
+    hasher_.Update(bytes.substr(0, head));
+    at_base_ = hasher_.Digest();
+    bytes.remove_prefix(head);
+  }
+  hasher_.Update(bytes);
+}
+
+std::string ContentCheck::Holders(uint64_t from, uint64_t to) const {
+  std::set<uint32_t> levels;
+  uint64_t at = 0;
+  for (const ResolvedBackup::FlatExtent& x : chain_.Extents(entry_)) {
+    if (at < to && at + x.length > from) levels.insert(x.level);
+    at += x.length;
+  }
+  if (levels.empty()) levels.insert(0);  // Its own data file, whole.
+  std::string out;
+  for (uint32_t l : levels) {
+    out += (out.empty() ? "" : (l == *levels.rbegin() ? " or " : ", ")) + chain_.level(l).path();
+  }
+  return (levels.size() > 1 ? "one of the backups " : "backup ") + out;
+}
+
+Status ContentCheck::Finish() const {
+  const FileEntry e = chain_.top().manifest().entry(entry_);
+  const std::string what = chain_.top().Prefix() + "file \"" + std::string(e.name) + "\"";
+  if (hasher_.bytes() != size_) {
+    return Status::BackupDamaged(what + " reads " + std::to_string(hasher_.bytes()) +
+                                 " bytes, expected " + std::to_string(size_));
+  }
+  const Checksum got = hasher_.Digest();
+  if (got == e.checksum) return Status::OK();
+  const bool base_bad = base_size_ > 0 && at_base_ != e.base_checksum;
+  const uint64_t from = base_bad ? 0 : base_size_;
+  const uint64_t to = base_bad ? base_size_ : size_;
+  return Status::BackupDamaged(what + ": checksum mismatch (computed " + got.ToHex() +
+                               ", the manifest says " + e.checksum.ToHex() +
+                               "); the bad bytes are in " + Holders(from, to) + ", bytes [" +
+                               std::to_string(from) + ", " + std::to_string(to) + ") of the file");
+}
+
+}  // namespace stitchfs::engine

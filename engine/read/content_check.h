@@ -1,0 +1,45 @@
+// ContentCheck: the bytes of one file of a backup, checked against its manifest's checksum as
+// they are read from the start to the end, so that no reader (stitch cat, restore, the mount)
+// hands out a whole file whose bytes are not the ones the backup recorded. On a mismatch it
+// names the backup of the chain that holds the bad bytes: the base's part [0, base_size) is
+// checked against the prefix checksum the manifest records, the rest is this backup's own.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "engine/base/checksum.h"
+#include "engine/read/resolved_backup.h"
+
+namespace stitchfs::engine {
+
+// Not thread-safe.
+class ContentCheck {
+ public:
+  // For entry `entry` of the top backup of `chain`, which must outlive this object (or be kept
+  // alive by `keep`).
+  ContentCheck(const ResolvedBackup& chain, size_t entry, std::shared_ptr<const void> keep = {});
+
+  // The next bytes of the file, in order.
+  void Update(std::string_view bytes);
+  uint64_t bytes() const { return hasher_.bytes(); }
+  uint64_t size() const { return size_; }
+  // After exactly size() bytes: OK, or kBackupDamaged naming the backup, the file, the
+  // checksums, and the backup(s) holding the bad bytes with their range in the file.
+  Status Finish() const;
+
+ private:
+  // The backups holding bytes [from, to) of the file, for messages.
+  std::string Holders(uint64_t from, uint64_t to) const;
+
+  const ResolvedBackup& chain_;
+  std::shared_ptr<const void> keep_;
+  size_t entry_;
+  uint64_t size_;
+  uint64_t base_size_;  // The prefix the manifest records a checksum of (0: none).
+  Hasher hasher_;
+  Checksum at_base_;  // The digest at base_size_, once reached.
+};
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,66 @@
+#include "fs/sequential_check.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/fs/view_fixture.h"
+
+namespace stitchfs::fs::fstest {
+namespace {
+
+using engine::ErrorCode;
+
+class SequentialCheckTest : public ViewTest {
+ protected:
+  // A check of log/app.log (stitched from three backups) of `chain`.
+  std::unique_ptr<SequentialCheck> CheckOf(std::shared_ptr<const engine::ResolvedBackup> chain) {
+    const size_t entry = *chain->top().manifest().FindByName("log/app.log");
+    return std::make_unique<SequentialCheck>(
+        std::make_unique<engine::ContentCheck>(*chain, entry, chain));
+  }
+  std::string Content() const { return a_ + b_ + c_; }
+};
+
+TEST_F(SequentialCheckTest, ReadsInOrderAndOutOfOrderPass) {
+  auto check = CheckOf(backup_);
+  const std::string all = Content();
+  ASSERT_OK(check->Accept(0, std::string_view(all).substr(0, 2048)));
+  // The next two reads served by two threads, the later one first: it waits for the other.
+  engine::Status later;
+  std::thread t([&] { later = check->Accept(4096, std::string_view(all).substr(4096)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_OK(check->Accept(2048, std::string_view(all).substr(2048, 2048)));
+  t.join();
+  EXPECT_OK(later);
+}
+
+TEST_F(SequentialCheckTest, TheReadThatCompletesABadFileFails) {
+  std::string base = testutil::ReadFile(dir_ / "we\"ird \\ dir/b0/log/app.log");
+  base[100] = static_cast<char>(base[100] ^ 1);
+  testutil::WriteFile(dir_ / "we\"ird \\ dir/b0/log/app.log", base);
+  const std::string bad = base + b_ + c_;
+  auto check = CheckOf(backup_);
+  ASSERT_OK(check->Accept(0, std::string_view(bad).substr(0, 5000)));
+  ASSERT_OK(check->Accept(5000, std::string_view(bad).substr(5000, 3000)));
+  engine::Status last = check->Accept(8000, std::string_view(bad).substr(8000));
+  EXPECT_EQ(last.code(), ErrorCode::kBackupDamaged);
+  EXPECT_NE(last.message().find("b0, bytes [0, 8000)"), std::string::npos) << last.ToString();
+  EXPECT_EQ(check->Accept(8000, std::string_view(bad).substr(8000)).code(),
+            ErrorCode::kBackupDamaged)
+      << "a re-read of the end fails again";
+  EXPECT_OK(check->Accept(0, std::string_view(bad).substr(0, 100)));  // Other reads do not.
+}
+
+TEST_F(SequentialCheckTest, ASeekStopsTheCheckWithoutAnError) {
+  auto check = CheckOf(backup_);
+  std::string wrong = Content();
+  wrong.back() = static_cast<char>(wrong.back() ^ 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_OK(check->Accept(4096, std::string_view(wrong).substr(4096)));  // Nothing before it.
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, SequentialCheck::kWait);
+  EXPECT_OK(check->Accept(0, std::string_view(wrong).substr(0, 4096)));
+}
+
+}  // namespace
+}  // namespace stitchfs::fs::fstest
