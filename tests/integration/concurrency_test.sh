@@ -111,7 +111,7 @@ reader() {  # reader STORE
   while [ "$(date +%s)" -lt "$DEADLINE" ]; do
     n=$((n + 1))
     b=$(pick $(list_backups "$st")) || { sleep 0.2; continue; }
-    g=$(awk -v b="$b" '$1 == "backup" && $5 == b && $4 == 0 { print $6 }' "$W/ops.log")
+    g=$(awk -v b="$b" '$1 == "backup" && $5 == b { print $6 }' "$W/ops.log")
     out=$W/read/$n
     t0=$(now)
     timeout -s KILL 120 "$STITCH" restore "$st/$b" "$out" >/dev/null 2>>"$W/err/read"
@@ -182,7 +182,7 @@ check_store() {  # check_store KIND STORE
   local f src
   while read -r kind t0 t1 rc f b; do
     [ "$kind" = flatten ] && [ "$rc" = 0 ] || continue
-    src=$(awk -v b="$b" '$1 == "backup" && $5 == b && $4 == 0 { print $6 }' "$W/ops.log")
+    src=$(awk -v b="$b" '$1 == "backup" && $5 == b { print $6 }' "$W/ops.log")
     rm -rf "$W/restored/f"
     check "$STORE_KIND: flatten $f of $b restores to $src" bash -c \
       "'$STITCH' restore '$W/flat/$f' '$W/restored/f' >/dev/null 2>&1 && diff -r '$W/restored/f' '$W/src/$src' >/dev/null"
