@@ -241,13 +241,20 @@ bool Checked(fuse_req_t req, const OpenFile& f, off_t off, std::string_view byte
   return false;
 }
 
+// Replies the error of a read of `f` at `off` (whose bytes its check will not get).
+void ReplyFailedRead(fuse_req_t req, const OpenFile& f, off_t off, const engine::Status& s) {
+  if (f.check) f.check->Cancel(static_cast<uint64_t>(off));
+  ReplyError(req, s);
+}
+
 // Replies: buf | err
 void OnRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
   Guard(req, [&] {
     const auto* f = reinterpret_cast<const OpenFile*>(fi->fh);
+    if (f->check) f->check->Begin(static_cast<uint64_t>(off));
     // Bytes the reader holds in memory (an object store's read-ahead) go out as they are.
     auto loan = f->reader->Lend(static_cast<uint64_t>(off), size);
-    if (!loan.ok()) return ReplyError(req, loan.status());
+    if (!loan.ok()) return ReplyFailedRead(req, *f, off, loan.status());
     if (!loan->bytes.empty()) {
       if (!Checked(req, *f, off, loan->bytes)) return;
       return (void)fuse_reply_buf(req, loan->bytes.data(), loan->bytes.size());
@@ -260,7 +267,7 @@ void OnRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
       capacity = size;
     }
     auto n = f->reader->ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.get(), size));
-    if (!n.ok()) return ReplyError(req, n.status());
+    if (!n.ok()) return ReplyFailedRead(req, *f, off, n.status());
     if (!Checked(req, *f, off, std::string_view(buf.get(), *n))) return;
     fuse_reply_buf(req, buf.get(), *n);
   });
