@@ -40,7 +40,9 @@ engine::StatusOr<engine::LocatorContext> LocatorsFrom(const Args& a) {
   std::vector<std::string> warnings;
   auto c = engine::MakeLocatorContext(a.Value("--clickhouse-config"), a.Value("--backups-root"),
                                       disks, &warnings);
-  for (const auto& w : warnings) std::fprintf(stderr, "stitch: warning: %s\n", w.c_str());
+  for (const auto& w : warnings) {
+    std::fprintf(stderr, "stitch: warning: %s\n", engine::EscapeForMessage(w).c_str());
+  }
   return c;
 }
 

@@ -55,13 +55,16 @@ int CmdPrune(int argc, char** argv) {
     j.BeginObject().Key("action").String(KindName(a.kind)).Key("backup").String(a.name);
     j.Key("reason").String(a.why).Key("bytes").Number(a.bytes).EndObject();
     if (args->Has("--json")) continue;
+    // Names escaped: one backup per line, whatever the store's folders are called.
+    const std::string name = engine::EscapeForMessage(a.name);
+    const std::string why = engine::EscapeForMessage(a.why);
     if (a.kind == engine::PruneAction::kFlatten) {
-      std::printf("flatten %s (its base %s goes)%s\n", a.name.c_str(), a.why.c_str(),
+      std::printf("flatten %s (its base %s goes)%s\n", name.c_str(), why.c_str(),
                   p.dry_run ? "" : (", wrote " + HumanBytes(a.bytes)).c_str());
     } else if (a.kind == engine::PruneAction::kRemove) {
-      std::printf("remove  %s (%s)\n", a.name.c_str(), HumanBytes(a.bytes).c_str());
+      std::printf("remove  %s (%s)\n", name.c_str(), HumanBytes(a.bytes).c_str());
     } else {
-      std::printf("keep    %s (%s)\n", a.name.c_str(), a.why.c_str());
+      std::printf("keep    %s (%s)\n", name.c_str(), why.c_str());
     }
   }
   j.EndArray();

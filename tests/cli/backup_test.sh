@@ -82,6 +82,19 @@ check "ls prints one line per name, escaped" test "$("$STITCH" ls "$work/oddb" |
 err=$("$STITCH" cat "$work/oddb" "$(printf 'no\nsuch')" 2>&1 >/dev/null)
 check "an error naming an odd name is one line" test "$(printf '%s' "$err" | wc -l)" = 0
 check "and shows the name escaped" grep -qF 'no\nsuch' <<<"$err"
+tab=$(printf '\t')
+mkfifo "$work/odd/fifo${tab}x"
+out=$("$STITCH" backup "$work/odd" "$work/odd${tab}b2" 2>&1 >/dev/null)
+check "the summary names DEST escaped" grep -qF "backup $work/odd\tb2 (uuid" <<<"$out"
+check "a warning names the source file escaped" grep -qF 'warning: skipped fifo\tx (' <<<"$out"
+check "no raw tab in the summary and warnings" test "$(grep -c "$tab" <<<"$out")" = 0
+rm "$work/odd/fifo${tab}x"
+"$STITCH" backup "$work/odd" "$work/oddstore/a${tab}b" --timestamp '2026-01-01 00:00:00' >/dev/null 2>&1
+"$STITCH" backup "$work/odd" "$work/oddstore/c$(printf '\nd')" --timestamp '2026-01-02 00:00:00' >/dev/null 2>&1
+out=$("$STITCH" prune "$work/oddstore" --keep-last 1)
+check "prune prints one line per backup" test "$(wc -l <<<"$out")" = 3
+check "prune shows a removed name escaped" grep -qE '^remove  a\\tb \(' <<<"$out"
+check "prune shows a kept name escaped" grep -qxF 'keep    c\nd (last)' <<<"$out"
 
 # --- exit codes -------------------------------------------------------------------------------
 expect_exit 13 "already exists" -- "$STITCH" backup "$work/src" "$work/store/b0"
