@@ -96,6 +96,16 @@ check "prune prints one line per backup" test "$(wc -l <<<"$out")" = 3
 check "prune shows a removed name escaped" grep -qE '^remove  a\\tb \(' <<<"$out"
 check "prune shows a kept name escaped" grep -qxF 'keep    c\nd (last)' <<<"$out"
 
+# --- ls lists symlinks and folders stitchfs recorded (empty ones too) -----------------------------
+mkdir -p "$work/lnk/empty" && echo x >"$work/lnk/f" && ln -s f "$work/lnk/to-f"
+"$STITCH" backup "$work/lnk" "$work/lnkb" >/dev/null 2>&1
+check "ls lists symlinks and empty folders" test "$("$STITCH" ls "$work/lnkb" | tr '\n' '|')" = 'empty/|f|to-f|'
+check "ls -l shows a symlink's type and target" grep -qE '^symlink +1 +-  to-f -> f$' <<<"$("$STITCH" ls "$work/lnkb" -l)"
+check "ls --json shows them too" grep -qF '{"name":"to-f","type":"symlink","target":"f"}' <<<"$("$STITCH" ls "$work/lnkb" --json)"
+check "ls -R lists folders" grep -qx 'empty/' <<<"$("$STITCH" ls "$work/lnkb" -R)"
+check "ls of a symlink names it" test "$("$STITCH" ls "$work/lnkb" to-f)" = to-f
+check "ls of an empty folder lists nothing" test -z "$("$STITCH" ls "$work/lnkb" empty)"
+
 # --- exit codes -------------------------------------------------------------------------------
 expect_exit 13 "already exists" -- "$STITCH" backup "$work/src" "$work/store/b0"
 expect_exit 2 "--checksum" -- "$STITCH" backup "$work/src" "$work/x" --checksum md5
