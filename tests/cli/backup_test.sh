@@ -114,6 +114,12 @@ expect_exit 2 "before 1970" -- "$STITCH" backup "$work/src" "$work/x" --timestam
 expect_exit 2 "not a date-time" -- "$STITCH" backup "$work/src" "$work/x" --timestamp '10000-01-01 00:00:00'
 expect_exit 2 "not a date-time" -- "$STITCH" backup "$work/src" "$work/x" --timestamp '2026-02-30 00:00:00'
 check "refused timestamps leave nothing" test ! -e "$work/x"
+expect_exit 2 "--timestamp is given an empty value" -- "$STITCH" backup "$work/src" "$work/x" --timestamp ""
+expect_exit 2 "--base is given twice" -- "$STITCH" backup "$work/src" "$work/x" --base "$work/store/b0" --base "$work/store/b1"
+expect_exit 2 "--jobs is given twice" -- "$STITCH" backup "$work/src" "$work/x" --jobs 1 --jobs=2
+expect_exit 2 "--backups-root is given twice" -- "$STITCH" ls "$work/store/b1" --backups-root /a --backups-root /b
+check "repeatable options repeat" "$STITCH" ls "$work/store/b1" --disk a=/a --disk b=/b
+check "refused options leave nothing" test ! -e "$work/x"
 head -c 50000000 /dev/urandom > "$work/src/big.bin"
 ( while [ ! -e "$work/stop" ]; do echo more >> "$work/src/big.bin"; done ) &
 appender=$!
