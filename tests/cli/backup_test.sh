@@ -120,6 +120,9 @@ expect_exit 2 "--jobs is given twice" -- "$STITCH" backup "$work/src" "$work/x" 
 expect_exit 2 "--backups-root is given twice" -- "$STITCH" ls "$work/store/b1" --backups-root /a --backups-root /b
 check "repeatable options repeat" "$STITCH" ls "$work/store/b1" --disk a=/a --disk b=/b
 check "refused options leave nothing" test ! -e "$work/x"
+mkdir -p "$work/dest-real" && ln -s "$work/dest-real" "$work/dest-link"
+expect_exit 2 "destination $work/dest-link is a symlink (to $work/dest-real)" -- "$STITCH" backup "$work/src" "$work/dest-link"
+check "nothing is written through a DEST symlink" test -z "$(ls -A "$work/dest-real")"
 head -c 50000000 /dev/urandom > "$work/src/big.bin"
 ( while [ ! -e "$work/stop" ]; do echo more >> "$work/src/big.bin"; done ) &
 appender=$!
