@@ -217,6 +217,19 @@ check "dry run removes nothing" test "$(ls "$work/p1" | wc -l)" = 10
 out=$("$STITCH" prune "$work/p1" --keep-last 3)
 check "prune keeps the last 3" test "$(ls "$work/p1" | tr '\n' ' ')" = "day08 day09 day10 "
 check "prune reports bytes freed" grep -q "freed" <<<"$out"
+# What prune says it freed is what `du` counted of what went (the removed backups and the old
+# copy of the flattened one), and freed minus written is what the store shrank by.
+make_days "$work/p7"
+before=$(du -sB1 "$work/p7" | cut -f1)
+gone=$(du -sB1 "$work"/p7/day0[1-9] | awk '{s += $1} END {print s}')
+out=$("$STITCH" prune "$work/p7" --keep-last 2 --json)
+after=$(du -sB1 "$work/p7" | cut -f1)
+total() { grep -o "\"$1\":[0-9]*" | cut -d: -f2 | awk '{s += $1} END {print s + 0}'; }
+freed=$(total freed <<<"$out")
+written=$(total written <<<"$out")
+check "prune's freed figure is du's of what went ($freed, du $gone)" test "$freed" = "$gone"
+check "freed - written is what the store shrank by ($((freed - written)), du $((before - after)))" \
+  test $((before - after)) = $((freed - written))
 check "every kept day restores byte-exact" kept_ok "$work/p1" day08 day09 day10
 check "the oldest kept day is now full" grep -q "chain (1 backup)" <<<"$("$STITCH" info "$work/p1/day08")"
 make_days "$work/p2"
