@@ -67,11 +67,15 @@ bool AllDigits(std::string_view s) {
 
 std::string TempSuffix() {
   static std::atomic<uint64_t> counter{0};
-  // Taken for each name, not once: a forked child has its own pid and start.
-  const long pid = static_cast<long>(::getpid());
-  const std::string scope = Scope().empty() ? std::string(16, '0') : Scope();
-  return ".tmp-" + std::to_string(pid) + "-" + StartTime(pid) + "-" + scope + "-" +
-         std::to_string(counter++);
+  // "<pid>-<start>-<scope>" of this process, learnt again after a fork (a child has its own).
+  thread_local long pid = 0;
+  thread_local std::string who;
+  if (pid != static_cast<long>(::getpid())) {
+    pid = static_cast<long>(::getpid());
+    who = std::to_string(pid) + "-" + StartTime(pid) + "-" +
+          (Scope().empty() ? std::string(16, '0') : Scope());
+  }
+  return ".tmp-" + who + "-" + std::to_string(counter++);
 }
 
 TempOwner OwnerOfTemp(std::string_view name) {
