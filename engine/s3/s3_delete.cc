@@ -13,12 +13,17 @@
 namespace stitchfs::engine {
 namespace {
 
-// A key XML 1.0 carries as it is: no control character (a CR would come back as LF, and
-// another key would be deleted; most cannot be written at all).
+// A key XML 1.0 carries as it is: valid UTF-8 without control characters (a CR would come
+// back as LF, and another key would be deleted; most cannot be written at all).
 bool XmlSafe(const std::string& key) {
-  for (char c : key) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) return false;
+  for (size_t i = 0; i < key.size();) {
+    const auto u = static_cast<unsigned char>(key[i]);
+    const size_t n = u < 0x80 ? 1 : (u >> 5) == 6 ? 2 : (u >> 4) == 14 ? 3 : (u >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > key.size() || u < 0x20 || u == 0x7f) return false;
+    for (size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(key[i + k]) >> 6) != 2) return false;
+    }
+    i += n;
   }
   return true;
 }

@@ -233,11 +233,11 @@ TEST(S3DeleteTest, ControlCharactersAndServersWithoutIt) {
     if (r.method() == "POST") return std::pair{501, std::string("<Error><Code>NotImplemented")};
     return std::pair{204, std::string()};
   });
-  ASSERT_TRUE(BucketAt(server)->DeleteMany({"new\nline", "k1", "k2"}).ok());
+  ASSERT_TRUE(BucketAt(server)->DeleteMany({"new\nline", "k1", "bad\xff", "k2"}).ok());
   const auto reqs = server.requests();
   int deletes = 0, posts = 0;
   for (const Request& r : reqs) (r.method() == "DELETE" ? deletes : posts)++;
-  EXPECT_EQ(deletes, 3) << "one for the key XML cannot carry, then each after the 501";
+  EXPECT_EQ(deletes, 4) << "one for each key XML cannot carry, then each after the 501";
   EXPECT_EQ(posts, 1);
   EXPECT_NE(reqs[0].head.find("new%0Aline"), std::string::npos) << reqs[0].head;
 }
