@@ -17,6 +17,9 @@ namespace {
 
 // Options every command takes: what gives locators their meaning.
 const std::set<std::string> kLocatorOptions = {"--backups-root", "--clickhouse-config", "--disk"};
+// The valued options that may be given more than once; any other is refused the second time
+// (taking the last one silently would back up on another base than the user meant).
+const std::set<std::string> kRepeatable = {"--disk", "--immutable"};
 
 // A location as given: a locator resolved in `context`, else a path or URL in its one spelling.
 engine::StatusOr<std::string> Location(const std::string& arg,
@@ -40,7 +43,9 @@ engine::StatusOr<engine::LocatorContext> LocatorsFrom(const Args& a) {
   std::vector<std::string> warnings;
   auto c = engine::MakeLocatorContext(a.Value("--clickhouse-config"), a.Value("--backups-root"),
                                       disks, &warnings);
-  for (const auto& w : warnings) std::fprintf(stderr, "stitch: warning: %s\n", w.c_str());
+  for (const auto& w : warnings) {
+    std::fprintf(stderr, "stitch: warning: %s\n", engine::EscapeForMessage(w).c_str());
+  }
   return c;
 }
 
@@ -73,6 +78,12 @@ engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec
         if (i + 1 >= argc)
           return engine::Status::InvalidArgument("option " + arg + " needs a value");
         value = argv[++i];
+      }
+      if (value.empty()) {
+        return engine::Status::InvalidArgument("option " + arg + " is given an empty value");
+      }
+      if (a.values.count(arg) && !kRepeatable.count(arg)) {
+        return engine::Status::InvalidArgument("option " + arg + " is given twice");
       }
       a.values[arg].push_back(value);
     } else {

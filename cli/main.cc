@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
       return stitchfs::engine::kExitFailure;
     }
   }
-  std::fprintf(stderr, "stitch: unknown command '%s'\n", argv[1]);
+  std::fprintf(stderr, "stitch: unknown command '%s'\n",
+               stitchfs::engine::EscapeForMessage(argv[1]).c_str());
   Usage(stderr);
   return stitchfs::engine::kExitUsage;
 }

@@ -10,6 +10,7 @@
 
 #include "engine/base/folder_list.h"
 #include "engine/base/posix_meta.h"
+#include "engine/base/temp_name.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -30,6 +31,19 @@ std::string DefaultCacheDir() {
   return std::filesystem::absolute(dir).string();
 }
 
+bool IsLeftoverTemp(std::string_view name, int64_t mtime_sec) {
+  switch (OwnerOfTemp(name)) {
+    case TempOwner::kNotTemp:
+    case TempOwner::kAlive:
+      return false;
+    case TempOwner::kDead:
+      return true;
+    case TempOwner::kUnknown:
+      return mtime_sec < static_cast<int64_t>(::time(nullptr)) - kUnjudgedTempSec;
+  }
+  return false;
+}
+
 void TrimCacheFolder(const std::string& dir, std::initializer_list<std::string_view> extensions,
                      uint64_t max_bytes) {
   struct File {
@@ -46,11 +60,14 @@ void TrimCacheFolder(const std::string& dir, std::initializer_list<std::string_v
     const std::filesystem::path path = std::filesystem::path(dir) / name;
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (OwnerOfTemp(name) != TempOwner::kNotTemp) {
+      // A writer killed midway (a decode of a large archive) may have left gigabytes.
+      if (IsLeftoverTemp(name, st.st_mtime) && std::filesystem::remove(path, ec)) continue;
+      total += static_cast<uint64_t>(st.st_size);  // Still being written: it takes room.
+      continue;
+    }
     if (std::none_of(extensions.begin(), extensions.end(),
                      [&](std::string_view e) { return std::string_view(name).ends_with(e); })) {
-      if (name.find(".tmp-") != std::string::npos && st.st_mtime < ::time(nullptr) - 3600) {
-        std::filesystem::remove(path, ec);  // A store that died midway, an hour ago.
-      }
       continue;
     }
     files.push_back({path, FileTime::From(st.st_mtim), static_cast<uint64_t>(st.st_size)});

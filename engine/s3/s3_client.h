@@ -83,6 +83,7 @@ class S3Client {
   const std::string& credentials_source() const { return credentials_.source; }
   // True if requests are signed (credentials present).
   bool signs() const { return credentials_.present(); }
+  const S3Config& config() const { return config_; }
   S3Counters counters() const;
 
  private:

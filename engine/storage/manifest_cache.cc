@@ -6,7 +6,6 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -16,6 +15,7 @@
 #include "engine/base/cache_dir.h"
 #include "engine/base/folder_list.h"
 #include "engine/base/posix_file.h"
+#include "engine/base/temp_name.h"
 #include "engine/base/unique_fd.h"
 #include "engine/storage/manifest_file.h"
 
@@ -26,7 +26,9 @@ const ManifestCache* ManifestCache::Default() {
     if (dir.empty()) return nullptr;
     const char* mb = std::getenv("STITCH_CACHE_MB");
     const uint64_t max_mb = mb == nullptr || *mb == '\0' ? 4096 : std::strtoull(mb, nullptr, 10);
-    return new ManifestCache(dir, max_mb << 20);
+    auto* c = new ManifestCache(dir, max_mb << 20);
+    c->Trim();  // What processes killed midway left goes now, not at the next store.
+    return c;
   }();
   return cache;
 }
@@ -59,9 +61,7 @@ bool ManifestCache::StoreFile(const std::string& path,
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   ::chmod(dir_.c_str(), 0700);
-  static std::atomic<uint64_t> counter{0};  // Threads of one process may store at once.
-  const std::string tmp =
-      path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  const std::string tmp = path + TempSuffix();  // Unique: threads may store at once.
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) return false;
   if (!write(fd.get()) || ::rename(tmp.c_str(), path.c_str()) != 0) {

@@ -27,6 +27,7 @@ class ManifestCache {
   // The per-user cache, for the front ends to pass in options (the engine never looks for it):
   // $STITCH_CACHE_DIR, else $XDG_CACHE_HOME/stitchfs, else $HOME/.cache/stitchfs; nullptr when
   // STITCH_CACHE_DIR is "off" or no folder is known. $STITCH_CACHE_MB bounds it (default 4096).
+  // Trimmed (Trim) when first asked for.
   static const ManifestCache* Default();
 
   // Manifests smaller than this are parsed each time (parsing them is as fast as loading).
@@ -46,13 +47,16 @@ class ManifestCache {
   void DropIndex(std::string_view key) const;
 
   const std::string& dir() const { return dir_; }
+  // Removes the temporary files of writers that died and the least recently used files beyond
+  // max_, counting the temporary files being written (TrimCacheFolder). Default() calls it
+  // once, at the start of a process; every store calls it.
+  void Trim() const;
 
  private:
   std::string FileFor(const ManifestIdentity& id) const;
   std::string IndexFileFor(std::string_view key) const;
   // Writes a new file at `path` with `write(fd)`, then renames it into place; false on failure.
   bool StoreFile(const std::string& path, const std::function<bool(int)>& write) const;
-  void Trim() const;  // Removes the least recently used files beyond max_.
 
   std::string dir_;
   uint64_t max_;

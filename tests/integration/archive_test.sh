@@ -270,7 +270,29 @@ for f in tar.gz tar.zst; do
   check "$f: killed while building its cache (attempt $attempt)" test -n "$seen"
   check "$f: the next open reads right" bash -c "STITCH_CACHE_DIR='$kc' '$STITCH' cat '$work/kill/b.$f' n.txt | cmp -s - '$work/kill/src/n.txt'"
   check "$f: and verifies" bash -c "STITCH_CACHE_DIR='$kc' '$STITCH' verify '$work/kill/b.$f' >/dev/null"
+  check "$f: the next run removed what the killed one left" bash -c "! compgen -G '$kc/archives/*.tmp*'"
 done
+# A decode that is only stopped is alive: another run on the same cache leaves its temporary
+# file alone, and it finishes when it goes on.
+kc=$work/kill/cache-stopped
+STITCH_CACHE_DIR="$kc" "$STITCH" verify "$work/kill/b.tar.zst" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 30000); do
+  kill -0 "$pid" 2>/dev/null || break
+  compgen -G "$kc/archives/*.stream.tmp-*" >/dev/null && break
+  sleep 0.001
+done
+kill -STOP "$pid" 2>/dev/null
+if compgen -G "$kc/archives/*.stream.tmp-*" >/dev/null; then
+  check "another run beside a stopped decode" bash -c "STITCH_CACHE_DIR='$kc' '$STITCH' verify '$work/kill/b.tar.gz' >/dev/null"
+  check "leaves the stopped decode's temporary file" bash -c "compgen -G '$kc/archives/*.stream.tmp-*' >/dev/null"
+  kill -CONT "$pid"
+  check "which then finishes" wait "$pid"
+else
+  kill -CONT "$pid" 2>/dev/null
+  wait "$pid"
+  echo "note: the decode ended before it could be stopped; the live-temporary check did not run"
+fi
 rm -rf "$work/kill"
 
 finish
