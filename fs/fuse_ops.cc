@@ -222,7 +222,7 @@ void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if (!opened.ok()) return ReplyError(req, opened.status());
     auto* f = new OpenFile{std::move(opened->reader), nullptr};
     if (opened->check && Ctx(req).verify_reads) {
-      f->check = std::make_unique<SequentialCheck>(std::move(opened->check));
+      f->check = std::make_unique<SequentialCheck>(std::move(opened->check), opened->damaged);
     }
     fi->fh = reinterpret_cast<uint64_t>(f);
     fi->keep_cache = 1;  // Content never changes: keep the page cache across opens.
@@ -233,10 +233,11 @@ void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 // The bytes a read of `f` at `off` got pass its check; if they complete a file that does not
 // match its checksum, replies EIO (logging the file and the backup with the bad bytes) and
 // returns false.
-bool Checked(fuse_req_t req, const OpenFile& f, off_t off, std::string_view bytes) {
+bool Checked(fuse_req_t req, fuse_ino_t ino, const OpenFile& f, off_t off, std::string_view bytes) {
   if (!f.check) return true;
   engine::Status s = f.check->Accept(static_cast<uint64_t>(off), bytes);
   if (s.ok()) return true;
+  Ns(req).NoteDamaged(ino, s);
   ReplyError(req, s);
   return false;
 }
@@ -248,7 +249,7 @@ void ReplyFailedRead(fuse_req_t req, const OpenFile& f, off_t off, const engine:
 }
 
 // Replies: buf | err
-void OnRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   Guard(req, [&] {
     const auto* f = reinterpret_cast<const OpenFile*>(fi->fh);
     if (f->check) f->check->Begin(static_cast<uint64_t>(off));
@@ -256,7 +257,7 @@ void OnRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
     auto loan = f->reader->Lend(static_cast<uint64_t>(off), size);
     if (!loan.ok()) return ReplyFailedRead(req, *f, off, loan.status());
     if (!loan->bytes.empty()) {
-      if (!Checked(req, *f, off, loan->bytes)) return;
+      if (!Checked(req, ino, *f, off, loan->bytes)) return;
       return (void)fuse_reply_buf(req, loan->bytes.data(), loan->bytes.size());
     }
     // One buffer per worker thread, grown but never zero-filled (the read overwrites it).
@@ -268,7 +269,7 @@ void OnRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
     }
     auto n = f->reader->ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.get(), size));
     if (!n.ok()) return ReplyFailedRead(req, *f, off, n.status());
-    if (!Checked(req, *f, off, std::string_view(buf.get(), *n))) return;
+    if (!Checked(req, ino, *f, off, std::string_view(buf.get(), *n))) return;
     fuse_reply_buf(req, buf.get(), *n);
   });
 }

@@ -55,6 +55,26 @@ TEST_F(SequentialCheckTest, TheReadThatCompletesABadFileFails) {
   EXPECT_OK(check->Accept(0, std::string_view(bad).substr(0, 100)));  // Other reads do not.
 }
 
+TEST_F(SequentialCheckTest, AMiddleReadDoneEarlyIsKeptUntilItsTurn) {
+  std::string base = testutil::ReadFile(dir_ / "we\"ird \\ dir/b0/log/app.log");
+  base[3000] = static_cast<char>(base[3000] ^ 1);  // Inside the read done early.
+  const std::string bad = base + b_ + c_;
+  auto check = CheckOf(backup_);
+  check->Begin(0);
+  check->Begin(2048);
+  ASSERT_OK(check->Accept(2048, std::string_view(bad).substr(2048, 2048)));  // Early: kept.
+  ASSERT_OK(check->Accept(0, std::string_view(bad).substr(0, 2048)));
+  EXPECT_EQ(check->Accept(4096, std::string_view(bad).substr(4096)).code(),
+            ErrorCode::kBackupDamaged);
+  // A later open of the same file, told what this one found: its end fails at once.
+  SequentialCheck again(std::make_unique<engine::ContentCheck>(
+                            *backup_, *backup_->top().manifest().FindByName("log/app.log")),
+                        check->result());
+  EXPECT_EQ(again.Accept(4096, std::string_view(bad).substr(4096)).code(),
+            ErrorCode::kBackupDamaged);
+  EXPECT_OK(again.Accept(0, std::string_view(bad).substr(0, 2048)));
+}
+
 TEST_F(SequentialCheckTest, AFailedReadOfTheGapEndsTheWait) {
   auto check = CheckOf(backup_);
   const std::string all = Content();

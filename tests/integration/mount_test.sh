@@ -202,6 +202,8 @@ printf '\xff' | dd of="$work/flip/g0/logs/big.log" bs=1 seek=1000 conv=notrunc 2
 mnt "$work/flip/g1" "$work/fm"
 out=$(cat "$work/fm/logs/big.log" 2>&1 >/dev/null)
 check "a whole read of a file with a flipped byte ends in EIO" grep -q "Input/output error" <<<"$out"
+out=$(cat "$work/fm/logs/big.log" 2>&1 >/dev/null)
+check "and so does the next (most of it from the page cache)" grep -q "Input/output error" <<<"$out"
 check "other files read" cmp "$work/fm/db/t.sql" "$S/db/t.sql"
 check "a partial read is not checked (nothing to compare with)" \
   bash -c "dd if='$work/fm/logs/big.log' bs=4096 skip=100 count=1 status=none | wc -c | grep -qx 4096"
