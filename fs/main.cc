@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "cli/progress.h"
+#include "engine/base/cache_dir.h"
 #include "engine/base/error_table.h"
 #include "engine/s3/s3_address.h"
 #include "engine/storage/locator.h"
@@ -154,6 +155,10 @@ int main(int argc, char** argv) {
   sfs::Options& o = *parsed;
   if (o.help) return std::printf("%s", sfs::kUsage), 0;
   if (o.version) return std::printf("stitchfs %s\n", STITCHFS_VERSION), 0;
+  // Before any cache is opened, while stderr is still the user's.
+  if (const std::string& w = eng::CheckDefaultCacheDir(); !w.empty()) {
+    std::fprintf(stderr, "stitchfs: warning: %s\n", w.c_str());
+  }
   struct stat st;
   char* real = ::realpath(o.mountpoint.c_str(), nullptr);
   if (real == nullptr || ::stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {

@@ -23,8 +23,9 @@ class BlockCache {
  public:
   static constexpr uint64_t kBlockBytes = 1 << 20;  // As mountpoint-s3's cache.
 
-  // The cache in folder `dir` (made if missing), at most `capacity` bytes; null if the
-  // capacity is 0 or the folder cannot be made. Blocks already there are adopted, oldest
+  // The cache in folder `dir` (made 0700 if missing, made private if not: PrivateFolder; its
+  // sub-folders too, blocks 0600), at most `capacity` bytes; null if the capacity is 0 or the
+  // folder cannot be made private. Blocks already there are adopted, oldest
   // first in line to go.
   static std::shared_ptr<BlockCache> Open(const std::string& dir, uint64_t capacity);
 
