@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "engine/format/data_file_name.h"
 #include "engine/s3/s3_address.h"
 #include "engine/s3/s3_config.h"
 #include "engine/storage/base_candidates.h"
@@ -58,6 +59,8 @@ TEST(UrlCredentialsTest, FragmentsAndNeedlessEscapesAreRefusedNeededOnesDecoded)
   // A ClickHouse locator's URL is read as ClickHouse reads it: every escape decoded.
   EXPECT_EQ(ParseS3LocatorUrl("http://h:1/b/p%41")->key, "pA");
   EXPECT_EQ(StripUrlCredentials("http://k:s@h:1/b/p?x#y"), "http://h:1/b/p");
+  // A lightweight snapshot's source endpoint, kept in data file names, indexes and caches.
+  EXPECT_EQ(ObjectBucketUrl(WithSecret("http://AKID:", "@h:1/?sig=x"), "bkt"), "http://h:1/bkt");
 }
 
 TEST(UrlCredentialsTest, AnEndpointWithCredentialsIsRefusedNamingWhereItCameFrom) {
