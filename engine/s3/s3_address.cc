@@ -204,6 +204,9 @@ StatusOr<S3Address> ParseClean(std::string_view rest, const std::string& shown) 
     std::string_view host = rest.substr(0, rest.find('/'));
     rest.remove_prefix(host.size());
     if (host.empty()) return Status::InvalidArgument("S3 address " + shown + " has no host");
+    if (host.find('@') != host.npos || !PlainHostPort(host)) {
+      return Status::InvalidArgument("S3 address " + shown + " has a bad host or port");
+    }
     a.region = RegionOf(host);
     if (const size_t end = VirtualBucketEnd(host); end != host.npos) {
       a.virtual_hosted = true;
@@ -218,7 +221,7 @@ StatusOr<S3Address> ParseClean(std::string_view rest, const std::string& shown) 
   } else {
     return Status::InvalidArgument("not an S3 address: " + shown);
   }
-  if (a.bucket.empty() || a.bucket.find('%') != a.bucket.npos) {
+  if (a.bucket.empty() || a.bucket.find_first_of("%:@") != a.bucket.npos) {
     return Status::InvalidArgument("S3 address " + shown + " names no bucket");
   }
   ASSIGN_OR_RETURN(a.key, CleanKey(rest));

@@ -182,7 +182,7 @@ Status AddDisk(Search& s, const Locator& loc, const LocatorContext& c) {
   s.Sibling(*rel);
   auto disk = c.disks.find(loc.args[0]);
   if (disk != c.disks.end()) {
-    s.Add(rel->empty() ? disk->second : JoinLocation(disk->second, *rel),
+    s.Add(rel->empty() ? NormalLocation(disk->second) : JoinLocation(disk->second, *rel),
           "on disk '" + loc.args[0] + "' at " + disk->second + Origin(c), true);
   } else {
     s.out().no_primary = "disk '" + loc.args[0] + "' is not mapped (--disk " + loc.args[0] +

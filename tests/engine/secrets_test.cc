@@ -59,6 +59,9 @@ TEST(UrlCredentialsTest, FragmentsAndNeedlessEscapesAreRefusedNeededOnesDecoded)
   // A ClickHouse locator's URL is read as ClickHouse reads it: every escape decoded.
   EXPECT_EQ(ParseS3LocatorUrl("http://h:1/b/p%41")->key, "pA");
   EXPECT_EQ(StripUrlCredentials("http://k:s@h:1/b/p?x#y"), "http://h:1/b/p");
+  // What a locator's URL gives is an address every reader takes (found by the fuzz target).
+  EXPECT_FALSE(ParseS3LocatorUrl("https://s3.examps:le.com/buck/e").ok());
+  EXPECT_FALSE(ParseS3LocatorUrl("s3://b:x/k").ok());
   // A lightweight snapshot's source endpoint, kept in data file names, indexes and caches.
   EXPECT_EQ(ObjectBucketUrl(WithSecret("http://AKID:", "@h:1/?sig=x"), "bkt"), "http://h:1/bkt");
 }
