@@ -21,13 +21,6 @@ const std::set<std::string> kLocatorOptions = {"--backups-root", "--clickhouse-c
 // (taking the last one silently would back up on another base than the user meant).
 const std::set<std::string> kRepeatable = {"--disk", "--immutable"};
 
-// A location as given: a locator resolved in `context`, else a path or URL in its one spelling.
-engine::StatusOr<std::string> Location(const std::string& arg,
-                                       const engine::LocatorContext& context) {
-  if (engine::LooksLikeLocator(arg)) return engine::ResolveUserLocator(arg, context);
-  return engine::NormalLocation(arg);
-}
-
 // The context of locators: --clickhouse-config, then --backups-root and each --disk NAME=DIR.
 engine::StatusOr<engine::LocatorContext> LocatorsFrom(const Args& a) {
   std::map<std::string, std::string> disks;
@@ -95,12 +88,12 @@ engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec
   }
   ASSIGN_OR_RETURN(a.locators, LocatorsFrom(a));
   for (size_t i = 0; i < spec.paths && i < a.positional.size(); ++i) {
-    ASSIGN_OR_RETURN(a.positional[i], Location(a.positional[i], a.locators));
+    ASSIGN_OR_RETURN(a.positional[i], engine::ResolveUserLocation(a.positional[i], a.locators));
   }
   if (auto it = a.values.find("--base"); it != a.values.end()) {
     for (auto& v : it->second) {
       if (engine::LooksLikeLocator(v)) a.base_locator = v;
-      ASSIGN_OR_RETURN(v, Location(v, a.locators));
+      ASSIGN_OR_RETURN(v, engine::ResolveUserLocation(v, a.locators));
     }
   }
   return a;

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "engine/base/cache_dir.h"
 #include "engine/base/error_table.h"
 
 namespace {
@@ -69,6 +70,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   RaiseFdLimit();
+  // Before any cache is opened: a cache folder that cannot be made private is not used.
+  if (const std::string& w = stitchfs::engine::CheckDefaultCacheDir(); !w.empty()) {
+    std::fprintf(stderr, "stitch: warning: %s\n", w.c_str());
+  }
   stitchfs::cli::ShowArchiveIndexing();
   for (const Command& c : kCommands) {
     if (std::strcmp(argv[1], c.name) != 0) continue;

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "cli/progress.h"
+#include "engine/base/cache_dir.h"
 #include "engine/base/error_table.h"
 #include "engine/s3/s3_address.h"
 #include "engine/storage/locator.h"
@@ -179,6 +180,10 @@ int main(int argc, char** argv) {
   sfs::Options& o = *parsed;
   if (o.help) return std::printf("%s", sfs::kUsage), 0;
   if (o.version) return std::printf("stitchfs %s\n", STITCHFS_VERSION), 0;
+  // Before any cache is opened, while stderr is still the user's.
+  if (const std::string& w = eng::CheckDefaultCacheDir(); !w.empty()) {
+    std::fprintf(stderr, "stitchfs: warning: %s\n", w.c_str());
+  }
   auto mountpoint = MountPoint(o.mountpoint);
   if (!mountpoint.ok()) return Fail(eng::kExitMount, mountpoint.status().message());
   o.mountpoint = *mountpoint;  // Absolute: the daemon changes folder, unmount needs the path.

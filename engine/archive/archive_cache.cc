@@ -85,9 +85,7 @@ std::optional<ArchiveIndex> ArchiveCache::LoadIndex(const ArchiveStamp& stamp) c
 }
 
 void ArchiveCache::StoreIndex(const ArchiveStamp& stamp, const ArchiveIndex& index) const {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  ::chmod(dir_.c_str(), 0700);
+  if (!PrivateFolder(dir_).ok()) return;
   const std::string path = PathFor(stamp, ".aindex");
   const std::string tmp = path + TempSuffix();
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
@@ -117,10 +115,7 @@ StatusOr<std::unique_ptr<StreamCacheWriter>> StreamCacheWriter::Create(const Arc
   std::unique_ptr<StreamCacheWriter> w(new StreamCacheWriter());
   w->cache_ = cache;
   w->display_ = std::move(display);
-  if (cache != nullptr) {
-    std::error_code ec;
-    std::filesystem::create_directories(cache->dir(), ec);
-    ::chmod(cache->dir().c_str(), 0700);
+  if (cache != nullptr && PrivateFolder(cache->dir()).ok()) {
     w->path_ = cache->StreamPath(stamp);
     w->tmp_ = w->path_ + TempSuffix();
     w->fd_ =

@@ -62,9 +62,7 @@ bool ReadAll(int fd, char* dst, size_t n) {
 
 std::shared_ptr<BlockCache> BlockCache::Open(const std::string& dir, uint64_t capacity) {
   if (capacity == 0 || dir.empty()) return nullptr;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || ::access(dir.c_str(), W_OK) != 0) return nullptr;
+  if (!PrivateFolder(dir).ok() || ::access(dir.c_str(), W_OK) != 0) return nullptr;
   std::shared_ptr<BlockCache> cache(new BlockCache(dir, capacity));
   cache->Adopt();
   return cache;
@@ -82,7 +80,9 @@ void BlockCache::Adopt() {
   for (auto it = std::filesystem::recursive_directory_iterator(dir_, ec);
        !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
     struct stat st;
-    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::lstat(it->path().c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) PrivateFolder(it->path().string()).IgnoreError();  // An older 0755.
+    if (!S_ISREG(st.st_mode)) continue;
     const std::string name = it->path().lexically_relative(dir_).string();
     if (OwnerOfTemp(it->path().filename().string()) != TempOwner::kNotTemp) {
       std::error_code rm;
@@ -187,9 +187,8 @@ void BlockCache::Put(std::string_view object, uint64_t index, std::string_view b
   const std::string tmp = path + TempSuffix();
   const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
   UniqueFd fd(::open(tmp.c_str(), flags, 0600));
-  if (!fd && errno == ENOENT) {  // The sub-folder's first block.
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  if (!fd && errno == ENOENT &&  // The sub-folder's first block.
+      PrivateFolder(std::filesystem::path(path).parent_path().string()).ok()) {
     fd = UniqueFd(::open(tmp.c_str(), flags, 0600));
   }
   if (!fd) return;

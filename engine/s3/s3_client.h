@@ -76,6 +76,9 @@ class S3Client {
 
   // "https://host/bucket", for messages.
   const std::string& display() const { return display_; }
+  // `text` with this client's secret key and session token, wherever they occur, replaced by
+  // "[HIDDEN]": what every message built from a server's or curl's words goes through.
+  std::string Redact(std::string text) const;
   // The service requests go to and who signs them (endpoint without the bucket, access key):
   // two clients with the same one can copy between their buckets.
   const std::string& service() const { return service_; }

@@ -17,6 +17,8 @@
 #include "engine/base/posix_file.h"
 #include "engine/base/temp_name.h"
 #include "engine/base/unique_fd.h"
+#include "engine/s3/s3_address.h"
+#include "engine/storage/locator.h"
 #include "engine/storage/manifest_file.h"
 
 namespace stitchfs::engine {
@@ -58,9 +60,7 @@ std::unique_ptr<const Manifest> ManifestCache::Load(const ManifestIdentity& id) 
 
 bool ManifestCache::StoreFile(const std::string& path,
                               const std::function<bool(int)>& write) const {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  ::chmod(dir_.c_str(), 0700);
+  if (!PrivateFolder(dir_).ok()) return false;
   const std::string tmp = path + TempSuffix();  // Unique: threads may store at once.
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) return false;
@@ -73,6 +73,13 @@ bool ManifestCache::StoreFile(const std::string& path,
 }
 
 void ManifestCache::Store(const ManifestIdentity& id, const Manifest& m) const {
+  // Never a credential in a cache file; and a manifest kept without its locator's would
+  // lose what opening its base needs. Such a (pre-2026 ClickHouse, S3) manifest is parsed.
+  const ManifestHeader& h = m.header();
+  if (LocatorHasCredentials(h.base_backup) ||
+      !CheckNoUrlCredentials(h.original_endpoint, "").ok()) {
+    return;
+  }
   StoreFile(FileFor(id), [&](int fd) { return ManifestFile::Write(fd, m, id).ok(); });
 }
 

@@ -36,6 +36,8 @@ class ManifestCache {
   // The manifest cached for `id`, or nullptr (a miss).
   std::unique_ptr<const Manifest> Load(const ManifestIdentity& id) const;
   // Saves `m` for `id` (best effort: failures leave no file behind and are not reported).
+  // Not a manifest whose base locator or endpoint holds a credential (LocatorHasCredentials):
+  // no cache file holds a secret, and one kept without it could not open its base.
   void Store(const ManifestIdentity& id, const Manifest& m) const;
 
   // Resolved indexes (ResolvedIndex) of backups that have none of their own, by a key of the
