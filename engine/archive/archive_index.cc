@@ -159,6 +159,11 @@ bool Consistent(const ArchiveIndex& x, uint64_t archive_size) {
 
 }  // namespace
 
+std::string ShownName(std::string_view name) {
+  constexpr size_t kShown = 256;
+  return name.size() <= kShown ? std::string(name) : std::string(name.substr(0, kShown)) + "...";
+}
+
 const ArchiveMember* ArchiveIndex::Find(std::string_view name) const {
   auto it = std::lower_bound(members.begin(), members.end(), name,
                              [](const ArchiveMember& m, std::string_view n) { return m.name < n; });
