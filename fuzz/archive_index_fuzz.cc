@@ -1,6 +1,8 @@
 // libFuzzer target for the archive index builder end to end (BuildArchiveIndex: zip with
 // stored, deflate, bzip2, zstd and xz members; tar plain or compressed with gzip, bzip2, xz,
-// lzma or zstd). The first byte picks the kind, the rest is the archive. It runs under a budget
+// lzma or zstd). The first byte picks the kind (its low 3 bits) and whether the rest is the
+// archive as it is or, with bit 3, a tar the harness compresses with the kind's codec first (so
+// that mutations reach the tar scanner behind every decoder's checksums). It runs under a budget
 // of the default shape (a multiple of the archive's size plus a floor, smaller floors so that a
 // run stays fast) and checks: errors are BACKUP_DAMAGED or NOT_SUPPORTED; the work and index
 // bytes counted never pass their limits by more than one step of a decoder; what is built has
@@ -8,6 +10,11 @@
 // archive, zip members that share no bytes, and survives EncodeArchiveIndex and
 // DecodeArchiveIndex; every member reads whole, in one read and in small pieces alike, or fails
 // with BACKUP_DAMAGED, never other bytes.
+#include <bzlib.h>
+#include <lzma.h>
+#include <zlib.h>
+#include <zstd.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -92,14 +99,68 @@ void ReadMembers(const std::shared_ptr<const ArchiveReader>& reader) {
   }
 }
 
+// `data` compressed as `codec` would write it (empty if the codec fails).
+std::string Compress(StreamCodec codec, const std::string& data) {
+  std::string out(data.size() + data.size() / 2 + 1024, '\0');
+  size_t n = 0;
+  switch (codec) {
+    case StreamCodec::kNone:
+      return data;
+    case StreamCodec::kGzip: {
+      z_stream z{};
+      if (deflateInit2(&z, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK) return {};
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+      z.avail_in = static_cast<uInt>(data.size());
+      z.next_out = reinterpret_cast<Bytef*>(out.data());
+      z.avail_out = static_cast<uInt>(out.size());
+      const bool ok = deflate(&z, Z_FINISH) == Z_STREAM_END;
+      n = ok ? z.total_out : 0;
+      deflateEnd(&z);
+      break;
+    }
+    case StreamCodec::kBzip2: {
+      unsigned len = static_cast<unsigned>(out.size());
+      if (BZ2_bzBuffToBuffCompress(out.data(), &len, const_cast<char*>(data.data()),
+                                   static_cast<unsigned>(data.size()), 1, 0, 0) == BZ_OK) {
+        n = len;
+      }
+      break;
+    }
+    case StreamCodec::kXz:
+    case StreamCodec::kLzma: {
+      lzma_stream z = LZMA_STREAM_INIT;
+      lzma_options_lzma opt;
+      if (lzma_lzma_preset(&opt, 0)) return {};
+      const lzma_ret init = codec == StreamCodec::kXz ? lzma_easy_encoder(&z, 0, LZMA_CHECK_CRC32)
+                                                      : lzma_alone_encoder(&z, &opt);
+      if (init != LZMA_OK) return {};
+      z.next_in = reinterpret_cast<const uint8_t*>(data.data());
+      z.avail_in = data.size();
+      z.next_out = reinterpret_cast<uint8_t*>(out.data());
+      z.avail_out = out.size();
+      if (lzma_code(&z, LZMA_FINISH) == LZMA_STREAM_END) n = out.size() - z.avail_out;
+      lzma_end(&z);
+      break;
+    }
+    case StreamCodec::kZstd: {
+      const size_t r = ZSTD_compress(out.data(), out.size(), data.data(), data.size(), 1);
+      n = ZSTD_isError(r) ? 0 : r;
+      break;
+    }
+  }
+  out.resize(n);
+  return out;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string name = kKinds[data[0] % 8];
   const ArchiveKind kind = ArchiveKindOf(name);
-  auto file = std::make_shared<const StringFile>(
-      std::string(reinterpret_cast<const char*>(data) + 1, size - 1));
+  std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
+  if (data[0] & 8) bytes = Compress(kind.codec, bytes);
+  auto file = std::make_shared<const StringFile>(std::move(bytes));
   const uint64_t n = file->size();
   // The default's shape (IndexLimits::For) with floors of 16 MiB and 4 MiB.
   IndexBudget budget(
