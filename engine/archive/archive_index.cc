@@ -9,7 +9,9 @@ namespace stitchfs::engine {
 
 namespace {
 
-constexpr char kMagic[8] = {'S', 'T', 'I', 'T', 'C', 'H', 'A', '1'};
+// 2: built under IndexBudget, zip members sharing no bytes; an index an older stitch built (and
+// cached) for a hostile archive is not trusted, and the archive is indexed again.
+constexpr char kMagic[8] = {'S', 'T', 'I', 'T', 'C', 'H', 'A', '2'};
 
 class Writer {
  public:
