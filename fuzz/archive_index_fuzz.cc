@@ -164,8 +164,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint64_t n = file->size();
   // The default's shape (IndexLimits::For) with floors of 16 MiB and 4 MiB.
   IndexBudget budget(
-      {16 * kMiB + IndexLimits::kWorkPerByte * n, 4 * kMiB + IndexLimits::kIndexPerByte * n}, name,
-      n);
+      {16 * kMiB + IndexLimits::kWorkPerByte * n, 4 * kMiB + IndexLimits::kIndexPerByte * n}, n);
   auto progress = [n](uint64_t done, uint64_t total) {
     Require(total == n && done <= n, "progress within the archive");
   };

@@ -35,9 +35,9 @@ struct IndexLimits {
 // Counts one build's work and index bytes against its limits. Thread-compatible.
 class IndexBudget {
  public:
-  // `display` names the archive; `archive_size` is told in messages.
-  IndexBudget(const IndexLimits& limits, std::string display, uint64_t archive_size)
-      : limits_(limits), display_(std::move(display)), archive_size_(archive_size) {}
+  // `archive_size` is told in messages.
+  IndexBudget(const IndexLimits& limits, uint64_t archive_size)
+      : limits_(limits), archive_size_(archive_size) {}
 
   // Counts `n` more units of work done for `where` (the archive, or "<archive> member <name>"):
   // kBackupDamaged naming `where` once the total exceeds the limit (the total still counts `n`).
@@ -51,13 +51,11 @@ class IndexBudget {
   uint64_t work() const { return work_; }
   uint64_t index() const { return index_; }
   const IndexLimits& limits() const { return limits_; }
-  const std::string& display() const { return display_; }
 
  private:
   Status Over(const std::string& where, const char* what, uint64_t limit) const;
 
   const IndexLimits limits_;
-  const std::string display_;
   const uint64_t archive_size_;
   uint64_t work_ = 0, index_ = 0;
 };

@@ -110,7 +110,7 @@ StatusOr<BuiltIndex> BuildArchiveIndex(const RandomAccessFile& file, ArchiveKind
                                        const std::function<void(uint64_t, uint64_t)>& progress,
                                        IndexBudget* budget) {
   std::optional<IndexBudget> own;
-  if (budget == nullptr) budget = &own.emplace(IndexLimits::For(file.size()), display, file.size());
+  if (budget == nullptr) budget = &own.emplace(IndexLimits::For(file.size()), file.size());
   DecodePass pass = PassOver(file, display, progress);
   pass.budget = budget;
   StatusOr<BuiltIndex> built = kind.container == ArchiveContainer::kZip

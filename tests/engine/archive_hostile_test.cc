@@ -40,8 +40,8 @@ StatusOr<BuiltIndex> Build(const std::string& bytes, const std::string& name, In
 }
 
 // The default budget of an archive of `bytes`.
-IndexBudget DefaultBudget(const std::string& bytes, const std::string& name) {
-  return IndexBudget(IndexLimits::For(bytes.size()), name, bytes.size());
+IndexBudget DefaultBudget(const std::string& bytes) {
+  return IndexBudget(IndexLimits::For(bytes.size()), bytes.size());
 }
 
 void ExpectDamaged(const StatusOr<BuiltIndex>& built, const std::vector<std::string>& says) {
@@ -66,7 +66,7 @@ TEST(IndexLimitsTest, AFixedMultipleOfTheArchivePlusAFloor) {
 // directory alone, before a byte is decoded (it took 104 s, 703 MB and a 226 MB index).
 TEST(HostileZipTest, EntriesSharingOneMemberAreRefusedBeforeDecoding) {
   const std::string zip = testutil::SharedBombZip(300, 8 * kMiB);
-  IndexBudget budget = DefaultBudget(zip, "shared.zip");
+  IndexBudget budget = DefaultBudget(zip);
   ExpectDamaged(Build(zip, "shared.zip", &budget), {"shared.zip", "members data/m", "overlap"});
   EXPECT_EQ(budget.work(), 0u);
   EXPECT_EQ(budget.index(), 0u);
@@ -96,14 +96,14 @@ TEST(HostileZipTest, PartialOverlapsAndTheDirectoryAreRefused) {
   const std::string nested = ZipLocal(inner);
   const ZipMember outer{"a", 0, nested, nested};
   const std::string inside = ZipWithDirectory(ZipLocal(outer), {{outer, 0}, {inner, 31}});
-  IndexBudget b1 = DefaultBudget(inside, "inside.zip");
+  IndexBudget b1 = DefaultBudget(inside);
   ExpectDamaged(Build(inside, "inside.zip", &b1), {"inside.zip", "members a and b overlap"});
   EXPECT_EQ(b1.work(), 0u);
 
   const ZipMember shown{"a", 0, "data", "data"};
   const ZipMember claimed{"a", 0, std::string(40, 'x'), std::string(40, 'x')};
   const std::string into = ZipWithDirectory(ZipLocal(shown), {{claimed, 0}});
-  IndexBudget b2 = DefaultBudget(into, "into.zip");
+  IndexBudget b2 = DefaultBudget(into);
   ExpectDamaged(Build(into, "into.zip", &b2),
                 {"into.zip", "member a", "overlaps the central directory"});
 }
@@ -117,7 +117,7 @@ TEST(HostileZipTest, MembersOneAfterAnotherWithDescriptorsRead) {
                                    {"data/a", 8, Deflate(a, -15), a, true},
                                    {"data/b", 0, b, b, true},
                                    {"data/c", 93, testutil::Zstd(b), b}});
-  IndexBudget budget = DefaultBudget(zip, "ok.zip");
+  IndexBudget budget = DefaultBudget(zip);
   const StringFile file(zip);
   auto built = BuildArchiveIndex(file, ArchiveKindOf("ok.zip"), {}, "ok.zip", nullptr, {}, &budget);
   ASSERT_TRUE(built.ok()) << built.status().ToString();
@@ -141,7 +141,7 @@ TEST(HostileZipTest, MembersOneAfterAnotherWithDescriptorsRead) {
 TEST(HostileZipTest, DeclaredSizesBeyondTheArchiveAreRefusedBeforeDecoding) {
   const std::string small = Deflate("abc", -15), big(4 * kMiB, 'a');
   const std::string liar = MakeZip({{"data/liar", 8, small, big}});
-  IndexBudget b1 = DefaultBudget(liar, "liar.zip");
+  IndexBudget b1 = DefaultBudget(liar);
   ExpectDamaged(Build(liar, "liar.zip", &b1), {"liar.zip member data/liar", "declares"});
   EXPECT_EQ(b1.work(), 0u);
 
@@ -154,7 +154,7 @@ TEST(HostileZipTest, DeclaredSizesBeyondTheArchiveAreRefusedBeforeDecoding) {
     bombs.push_back({name, 93, ZstdZeros(kMiB), mib});
   }
   const std::string many = MakeZip(bombs);
-  IndexBudget b2({16 * kMiB, kMiB}, "many.zip", many.size());
+  IndexBudget b2({16 * kMiB, kMiB}, many.size());
   ExpectDamaged(Build(many, "many.zip", &b2), {"many.zip member m15", "declares"});
   EXPECT_EQ(b2.work(), 0u);
 }
@@ -186,13 +186,13 @@ TEST_P(HostileTarTest, DecodingStopsAtTheBudget) {
   const std::string kind = GetParam(), name = "bomb." + kind;
   for (const bool random : {false, true}) {
     const std::string bytes = Compress(kind, TarOf(random ? 3 : 10, kMiB, random));
-    IndexBudget budget({4 * kMiB, kMiB}, name, bytes.size());
+    IndexBudget budget({4 * kMiB, kMiB}, bytes.size());
     ExpectDamaged(Build(bytes, name, &budget),
                   {name, random ? "reached member data/f" : "member data/f3 declares"});
     // One decoder chunk (256 KiB) and one read (128 KiB) past the limit at most.
     EXPECT_LE(budget.work(), 4 * kMiB + 384 * 1024 + IndexLimits::kStartCost) << random;
     // With the default budget the same archive is a legitimate one, and reads.
-    IndexBudget ample = DefaultBudget(bytes, name);
+    IndexBudget ample = DefaultBudget(bytes);
     auto built = Build(bytes, name, &ample);
     ASSERT_TRUE(built.ok()) << built.status().ToString();
     EXPECT_EQ(built->index.members.size(), random ? 3u : 10u);
@@ -211,7 +211,7 @@ TEST(HostileTarTest, PaxSizesBeyondTheArchiveAreRefusedAtTheHeader) {
   tar += TarHeader("data/big", 0, '0') + std::string(64 * 1024, '\0');
   for (const std::string kind : {"tar", "tar.gz", "tar.zst"}) {
     const std::string bytes = Compress(kind, tar), name = "big." + kind;
-    IndexBudget budget = DefaultBudget(bytes, name);
+    IndexBudget budget = DefaultBudget(bytes);
     ExpectDamaged(Build(bytes, name, &budget), {name + " member data/big declares"});
     EXPECT_LE(budget.work(), 2 * tar.size() + IndexLimits::kStartCost) << kind;
   }
@@ -228,7 +228,7 @@ TEST(HostileTarTest, LongNamesStopAtTheIndexBudget) {
     tar += TarHeader("n", 0, '0');
   }
   const std::string bytes = testutil::Zstd(tar + std::string(1024, '\0'));
-  IndexBudget budget = DefaultBudget(bytes, "names.tar.zst");
+  IndexBudget budget = DefaultBudget(bytes);
   ExpectDamaged(Build(bytes, "names.tar.zst", &budget),
                 {"names.tar.zst member d/xxx", "bytes of index"});
   EXPECT_LE(budget.index(), budget.limits().index + 600 * 1024);
@@ -241,7 +241,7 @@ TEST(HostileTarTest, EveryStreamStartIsWork) {
   for (int i = 0; i < 20000; ++i) gz += Deflate("", 31);
   for (int i = 0; i < 2000; ++i) bz += testutil::Bzip2("");
   for (const auto& [name, bytes] : {std::pair{"empty.tar.gz", gz}, {"empty.tar.bz2", bz}}) {
-    IndexBudget budget({4 * kMiB, kMiB}, name, bytes.size());
+    IndexBudget budget({4 * kMiB, kMiB}, bytes.size());
     ExpectDamaged(Build(bytes, name, &budget), {name, "refused"});
     EXPECT_LE(budget.work(), 4 * kMiB + IndexLimits::kStartCost + 256 * 1024) << name;
   }
@@ -262,11 +262,11 @@ TEST(HostileTarTest, DecodersThatAskForGigabytesAreRefused) {
   ASSERT_EQ(lzma_code(&z, LZMA_FINISH), LZMA_STREAM_END);
   out.resize(out.size() - z.avail_out);
   lzma_end(&z);
-  IndexBudget ok = DefaultBudget(out, "a.tar.lzma");
+  IndexBudget ok = DefaultBudget(out);
   ASSERT_TRUE(Build(out, "a.tar.lzma", &ok).ok());
   const uint32_t gib = 1u << 30;  // The dictionary size, bytes 1-4 of the header.
   for (int i = 0; i < 4; ++i) out[1 + i] = static_cast<char>(gib >> (8 * i));
-  IndexBudget budget = DefaultBudget(out, "a.tar.lzma");
+  IndexBudget budget = DefaultBudget(out);
   ExpectDamaged(Build(out, "a.tar.lzma", &budget), {"a.tar.lzma", "MiB of memory"});
 }
 
