@@ -17,6 +17,7 @@
 #include "engine/archive/archive_reader.h"
 #include "engine/archive/index_builder.h"
 #include "engine/base/string_file.h"
+#include "engine/storage/archive_storage.h"
 #include "tests/testutil/archives.h"
 #include "tests/testutil/fixture.h"
 
@@ -268,6 +269,30 @@ TEST(HostileTarTest, DecodersThatAskForGigabytesAreRefused) {
   for (int i = 0; i < 4; ++i) out[1 + i] = static_cast<char>(gib >> (8 * i));
   IndexBudget budget = DefaultBudget(out);
   ExpectDamaged(Build(out, "a.tar.lzma", &budget), {"a.tar.lzma", "MiB of memory"});
+}
+
+// A version of an archive refused once is refused again at once: a mount opens a backup for
+// each request (and a store mount tries a failed open again), and must not pay for a hostile
+// archive's index each time.
+TEST(HostileStorageTest, ARefusedArchiveIsNotIndexedAgain) {
+  testutil::TempDir dir;
+  const std::string path = dir / "bad.tar.gz";
+  std::string gz = Deflate(TarOf(3, 100000, false), 31);
+  gz[gz.size() - 6] ^= 1;  // The gzip member's CRC-32.
+  testutil::WriteFile(path, gz);
+  int builds = 0;
+  ArchiveStorage::SetIndexProgress(
+      [&](const std::string&, uint64_t done, uint64_t) { builds += done == gz.size(); });
+  ArchiveStorage storage(nullptr, LocalArchiveFiles());
+  for (int open = 0; open < 3; ++open) {
+    auto folder = storage.OpenFolder(path);
+    ASSERT_TRUE(folder.ok()) << folder.status().ToString();
+    const Status s = storage.OpenManifest(**folder).status();
+    EXPECT_EQ(s.code(), ErrorCode::kBackupDamaged) << s.ToString();
+    EXPECT_NE(s.message().find(path), std::string::npos) << s.ToString();
+  }
+  ArchiveStorage::SetIndexProgress(nullptr);
+  EXPECT_EQ(builds, 1);
 }
 
 }  // namespace
