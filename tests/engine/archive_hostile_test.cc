@@ -109,8 +109,9 @@ TEST(HostileZipTest, PartialOverlapsAndTheDirectoryAreRefused) {
                 {"into.zip", "member a", "overlaps the central directory"});
 }
 
-// Legitimate layouts: members one after another, with data descriptors between them (as
-// streaming writers, ClickHouse's included, put them), a folder entry, read back whole.
+// Legitimate layouts: members one after another (ClickHouse's writer has one member open at a
+// time), with data descriptors between them (as streaming writers put them) and a folder entry,
+// read back whole.
 TEST(HostileZipTest, MembersOneAfterAnotherWithDescriptorsRead) {
   const std::string a = testutil::Mixed(3 * kMiB, 1), b = testutil::Mixed(1000, 2);
   const std::string zip = MakeZip({{".backup", 0, "<cfg/>", "<cfg/>", true},
