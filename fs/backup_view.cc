@@ -16,7 +16,7 @@ engine::Status NoInode(uint64_t ino) {
 BackupView::BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, AttrOptions attr,
                        uint64_t parent_ino)
     : backup_(std::move(backup)),
-      table_(InodeTable::Build(backup_->top().manifest(), &conflicts_)),
+      table_(InodeTable::Build(backup_->top().manifest())),
       attr_(attr),
       parent_ino_(parent_ino) {
   const engine::Manifest& m = backup_->top().manifest();

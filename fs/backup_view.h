@@ -37,7 +37,6 @@ class BackupView final : public Namespace {
 
   const engine::ResolvedBackup& backup() const { return *backup_; }
   const InodeTable& table() const { return table_; }
-  const std::vector<std::string>& conflicts() const { return conflicts_; }
   // For a regular file that is not a hard link: where it has been unchanged since (see
   // engine::ResolveOptions::origins). nullopt for anything else.
   std::optional<engine::ResolvedBackup::Origin> Origin(uint64_t ino) const;
@@ -71,7 +70,6 @@ class BackupView final : public Namespace {
   uint64_t Mirror(uint64_t real) const { return real + table_.size(); }
 
   std::shared_ptr<const engine::ResolvedBackup> backup_;
-  std::vector<std::string> conflicts_;
   InodeTable table_;
   AttrOptions attr_;
   uint64_t parent_ino_;

@@ -214,13 +214,7 @@ int main(int argc, char** argv) {
     auto backup = eng::ResolvedBackup::Open(o.backup, o.chain);
     if (!backup.ok()) return Fail(eng::ExitCodeFor(backup.status()), backup.status().ToString());
     attr.default_mtime_sec = eng::CivilToEpochSeconds((*backup)->top().header().time);
-    auto view = std::make_unique<sfs::BackupView>(*backup, attr);
-    for (const auto& c : view->conflicts()) {
-      std::fprintf(stderr,
-                   "stitchfs: warning: \"%s\" is both a file and a folder; showing the folder\n",
-                   eng::EscapeForMessage(c).c_str());
-    }
-    state.ns = std::move(view);
+    state.ns = std::make_unique<sfs::BackupView>(*backup, attr);
 #ifdef __GLIBC__
     ::malloc_trim(0);  // Return what building the tree used and freed (a few MB per million).
 #endif

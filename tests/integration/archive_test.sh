@@ -222,6 +222,19 @@ head -c 5000 /dev/urandom >"$d/garbage.tar"
 expect_exit 20 "not a readable tar archive" -- "$STITCH" verify "$d/garbage.tar"
 mkfifo "$d/fifo.zip"
 expect_exit 10 "not a regular file" -- timeout 10 "$STITCH" verify "$d/fifo.zip"
+# Hostile: 300 directory entries over one bomb (issue 25: 104 s and 703 MB to index) is refused
+# from its directory; in a store mount the other backups are served.
+"$MAKE_FIXTURE" hostile-zip "$d/shared.zip"
+expect_exit 20 "overlap" -- timeout 60 "$STITCH" verify "$d/shared.zip"
+mkdir -p "$work/hstore"
+cp -a "$work/fx/b0" "$work/hstore/f0"
+cp "$d/shared.zip" "$work/hstore/"
+mnt "$work/hstore" "$work/m-hstore"
+check "hostile store: the folder backup reads" timeout 60 diff -r "$work/m-hstore/f0" "$exp/b0"
+check "hostile store: the hostile archive is an error" bash -c "! timeout 60 ls '$work/m-hstore/shared.zip/' >/dev/null 2>&1"
+check "hostile store: the folder backup still reads" timeout 60 diff -r "$work/m-hstore/f0" "$exp/b0"
+umnt "$work/m-hstore"
+check "hostile store: log lists the folder backup" bash -c "timeout 60 '$STITCH' log '$work/hstore' | grep -q f0"
 # A cache on a nearly full file system: refused before it fills, nothing left behind.
 mkdir -p "$work/small"
 if mount -t tmpfs -o size=64m tmpfs "$work/small" 2>/dev/null; then
