@@ -231,45 +231,56 @@ void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   });
 }
 
-// Replies `bytes`, which a read of `f` (inode `ino`) at `off` got, and has them checked: the read
-// of the file's end, which may complete a file that does not match its checksum, before it is
-// answered (EIO then, logging the file and the backup with the bad bytes); every other read after
-// it is answered, since its bytes cannot fail it (the kernel and the reader get on meanwhile).
-void ReplyChecked(fuse_req_t req, fuse_ino_t ino, const OpenFile& f, off_t off,
-                  std::string_view bytes) {
-  const std::shared_ptr<SequentialCheck> check = f.check;
-  if (!check) return (void)fuse_reply_buf(req, bytes.data(), bytes.size());
-  const uint64_t at = static_cast<uint64_t>(off);
-  if (bytes.empty() || at + bytes.size() < f.reader->size()) {
-    fuse_reply_buf(req, bytes.data(), bytes.size());
-    check->Accept(at, bytes).IgnoreError();  // (Not the end: always OK.)
-    return;
+// A read of an open file, registered with the file's check (Begin) while it is served and
+// taken off it (Cancel) if it ends without its bytes reaching the check (an error, or an
+// exception Guard answers).
+class CheckedRead {
+ public:
+  CheckedRead(std::shared_ptr<SequentialCheck> check, off_t off)
+      : check_(std::move(check)), at_(static_cast<uint64_t>(off)) {
+    if (check_) check_->Begin(at_);
   }
-  engine::Status s = check->Accept(at, bytes);
-  if (!s.ok()) {
-    Ns(req).NoteDamaged(ino, s);
-    return ReplyError(req, s);
+  ~CheckedRead() {
+    if (check_) check_->Cancel(at_);
   }
-  fuse_reply_buf(req, bytes.data(), bytes.size());
-}
+  CheckedRead(const CheckedRead&) = delete;
+  CheckedRead& operator=(const CheckedRead&) = delete;
 
-// Replies the error of a read of `f` at `off` (whose bytes its check will not get).
-void ReplyFailedRead(fuse_req_t req, const OpenFile& f, off_t off, const engine::Status& s) {
-  if (f.check) f.check->Cancel(static_cast<uint64_t>(off));
-  ReplyError(req, s);
-}
+  // Replies `bytes`, which the read of `f` (inode `ino`) got, and has them checked: the read of
+  // the file's end, which may complete a file that does not match its checksum, before it is
+  // answered (EIO then, logging the file and the backup with the bad bytes); every other read
+  // after it is answered, since its bytes cannot fail it (the kernel and the reader get on
+  // meanwhile; the check is shared, so it outlives a release the answer lets in).
+  void Reply(fuse_req_t req, fuse_ino_t ino, const OpenFile& f, std::string_view bytes) {
+    const std::shared_ptr<SequentialCheck> check = std::move(check_);
+    if (!check) return (void)fuse_reply_buf(req, bytes.data(), bytes.size());
+    if (bytes.empty() || at_ + bytes.size() < f.reader->size()) {
+      fuse_reply_buf(req, bytes.data(), bytes.size());
+      check->AcceptAnswered(at_, bytes);  // (Not the end: always OK.)
+      return;
+    }
+    engine::Status s = check->Accept(at_, bytes);
+    if (!s.ok()) {
+      Ns(req).NoteDamaged(ino, s);
+      return ReplyError(req, s);
+    }
+    fuse_reply_buf(req, bytes.data(), bytes.size());
+  }
+
+ private:
+  std::shared_ptr<SequentialCheck> check_;  // Until its bytes reach it.
+  const uint64_t at_;
+};
 
 // Replies: buf | err
 void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   Guard(req, [&] {
     const auto* f = reinterpret_cast<const OpenFile*>(fi->fh);
-    if (f->check) f->check->Begin(static_cast<uint64_t>(off));
+    CheckedRead read(f->check, off);
     // Bytes the reader holds in memory (an object store's read-ahead) go out as they are.
     auto loan = f->reader->Lend(static_cast<uint64_t>(off), size);
-    if (!loan.ok()) return ReplyFailedRead(req, *f, off, loan.status());
-    if (!loan->bytes.empty()) {
-      return ReplyChecked(req, ino, *f, off, loan->bytes);
-    }
+    if (!loan.ok()) return ReplyError(req, loan.status());
+    if (!loan->bytes.empty()) return read.Reply(req, ino, *f, loan->bytes);
     // One buffer per worker thread, grown but never zero-filled (the read overwrites it).
     thread_local std::unique_ptr<char[]> buf;
     thread_local size_t capacity = 0;
@@ -278,8 +289,8 @@ void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
       capacity = size;
     }
     auto n = f->reader->ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.get(), size));
-    if (!n.ok()) return ReplyFailedRead(req, *f, off, n.status());
-    ReplyChecked(req, ino, *f, off, std::string_view(buf.get(), *n));
+    if (!n.ok()) return ReplyError(req, n.status());
+    read.Reply(req, ino, *f, std::string_view(buf.get(), *n));
   });
 }
 

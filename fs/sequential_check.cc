@@ -1,6 +1,15 @@
 #include "fs/sequential_check.h"
 
+#include <atomic>
+
 namespace stitchfs::fs {
+namespace {
+
+std::atomic<size_t> pending_all{0};  // Bytes every SequentialCheck keeps (kMaxPendingAll).
+
+}  // namespace
+
+SequentialCheck::~SequentialCheck() { pending_all -= pending_bytes_; }
 
 void SequentialCheck::Begin(uint64_t offset) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -40,16 +49,41 @@ void SequentialCheck::Feed(std::string_view bytes) {
     check_->Update(it->second);
     next_ += it->second.size();
     pending_bytes_ -= it->second.size();
+    pending_all -= it->second.size();
     it = pending_.erase(it);
   }
   changed_.notify_all();
 }
 
-void SequentialCheck::Stop() {
+void SequentialCheck::Stop() noexcept {
   stopped_ = true;
   pending_.clear();
+  pending_all -= pending_bytes_;
   pending_bytes_ = 0;
   changed_.notify_all();
+}
+
+bool SequentialCheck::Keep(uint64_t offset, std::string_view bytes) {
+  if (offset - next_ > kMaxAhead || pending_bytes_ + bytes.size() > kMaxPending ||
+      pending_.count(offset)) {
+    return false;
+  }
+  if (pending_all.fetch_add(bytes.size()) + bytes.size() > kMaxPendingAll) {
+    pending_all -= bytes.size();
+    return false;
+  }
+  pending_bytes_ += bytes.size();
+  pending_.emplace(offset, std::string(bytes));
+  return true;
+}
+
+void SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes) noexcept {
+  try {
+    Accept(offset, bytes).IgnoreError();
+  } catch (...) {  // (bad_alloc of a copy kept.)
+    std::lock_guard<std::mutex> lock(mu_);
+    Stop();
+  }
 }
 
 engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes) {
@@ -62,12 +96,7 @@ engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes) 
   }
   if (stopped_ || bytes.empty() || offset < next_) return engine::Status::OK();  // (A re-read.)
   if (offset > next_ && end < check_->size()) {  // Early, not the end: kept until its turn.
-    if (pending_bytes_ + bytes.size() > kMaxPending || pending_.count(offset)) {
-      Stop();
-    } else {
-      pending_.emplace(offset, std::string(bytes));
-      pending_bytes_ += bytes.size();
-    }
+    if (!Keep(offset, bytes)) Stop();
     return engine::Status::OK();
   }
   if (offset > next_ && !WaitForGap(lock, offset)) {

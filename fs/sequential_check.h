@@ -21,9 +21,13 @@ namespace stitchfs::fs {
 // may serve them out of order.
 class SequentialCheck {
  public:
-  // A read ahead of the next offset keeps a copy of its bytes, up to this many in all, until
-  // the reads before it come; beyond that the check stops.
+  // A read ahead of the next offset keeps a copy of its bytes until the reads before it come:
+  // up to kMaxPending per open file and kMaxPendingAll for all of them, and only for a read
+  // less than kMaxAhead ahead (a random reader, such as a query, never fills the gap); beyond
+  // that the check of the file stops.
   static constexpr size_t kMaxPending = 64 << 20;
+  static constexpr size_t kMaxPendingAll = 256 << 20;
+  static constexpr uint64_t kMaxAhead = 32 << 20;
   // The read of a file's last bytes, ahead of the reads before it, waits for them: while one
   // is being served, up to kWait; for one to arrive when none is, kArrival.
   static constexpr std::chrono::milliseconds kWait{1000};
@@ -34,6 +38,9 @@ class SequentialCheck {
   explicit SequentialCheck(std::unique_ptr<engine::ContentCheck> check,
                            std::optional<engine::Status> known = std::nullopt)
       : check_(std::move(check)), result_(std::move(known)) {}
+  ~SequentialCheck();
+  SequentialCheck(const SequentialCheck&) = delete;
+  SequentialCheck& operator=(const SequentialCheck&) = delete;
 
   // A read at `offset` is being served (call before reading; Accept or Cancel after).
   void Begin(uint64_t offset);
@@ -45,6 +52,9 @@ class SequentialCheck {
   // leave bytes unread (a seek, pages already cached) stop the check for this open file; that
   // is never an error.
   engine::Status Accept(uint64_t offset, std::string_view bytes);
+  // The same for a read already answered (not the read of the end): never throws; what it
+  // cannot do (memory) stops the check.
+  void AcceptAnswered(uint64_t offset, std::string_view bytes) noexcept;
   // The verdict of the whole file, once it was seen.
   std::optional<engine::Status> result() const;
 
@@ -55,7 +65,9 @@ class SequentialCheck {
   bool WaitForGap(std::unique_lock<std::mutex>& lock, uint64_t offset);
   // Feeds `bytes` (at next_), then every pending read that follows on.
   void Feed(std::string_view bytes);
-  void Stop();
+  void Stop() noexcept;
+  // Keeps a copy of a read ahead of next_; false (the check must stop) beyond the bounds.
+  bool Keep(uint64_t offset, std::string_view bytes);
 
   mutable std::mutex mu_;
   std::condition_variable changed_;

@@ -83,7 +83,11 @@ StatusOr<std::string> FindBase(
   std::vector<std::string> other_uuids;  // Backups found where the search looked.
   size_t others = 0;
   for (const BaseCandidate& c : search->candidates) {
-    if (!c.primary && want.empty()) continue;  // Only a uuid makes another place the same base.
+    if (!c.primary) {
+      if (want.empty()) continue;  // Only a uuid makes another place the same base,
+      ++others;
+      if (!MayStandIn(child_path, c.location)) continue;  // and a place its owner could make.
+    }
     auto uuid = uuid_at(c.location);
     if (uuid.ok() && (*uuid == want || (c.primary && want.empty()))) return c.location;
     if (c.primary) {
@@ -96,7 +100,6 @@ StatusOr<std::string> FindBase(
       }
       continue;
     }
-    ++others;
     if (uuid.ok() && other_uuids.size() < 3) {
       other_uuids.push_back(c.location + " holds another backup (uuid " + *uuid + ")");
     }

@@ -3,14 +3,12 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "engine/base/atomic_file.h"
 #include "engine/base/folder_list.h"
@@ -29,20 +27,44 @@ bool IsEmptyBut(const std::string& dir, const char* except) {
   return true;
 }
 
-// Takes over a `.lock` no live writer holds, or reports who holds it.
+// flock(LOCK_EX | LOCK_NB) on `fd`, tried again for a little while: a prune looking at the lock
+// (LiveWriterIn) holds a shared lock for a moment, which must not make a writer give up.
+bool LockExclusively(int fd) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
+    if (errno != EWOULDBLOCK && errno != EINTR) return false;
+    ::usleep(5000);
+  }
+  return false;
+}
+
+// Takes over a `.lock` no live writer holds, or reports who holds it. The lock taken is the
+// file named `.lock` now (one its last writer unlinked while this opened it is not), and
+// `.backup` is still absent once it is held: a writer that finished meanwhile keeps its backup.
 StatusOr<UniqueFd> TakeLock(const std::string& dest, int dir_fd, const std::string& text,
                             bool* stale) {
-  UniqueFd lock(::openat(dir_fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
-  if (!lock) return Status::IOError("create " + dest + "/.lock", errno);
-  if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) {
-    return Status::BackupAlreadyExists("Backup " + dest + " is being written already");
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    UniqueFd lock(::openat(dir_fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+    if (!lock) return Status::IOError("create " + dest + "/.lock", errno);
+    if (!LockExclusively(lock.get())) {
+      return Status::BackupAlreadyExists("Backup " + dest + " is being written already");
+    }
+    struct stat held, named;
+    if (::fstat(lock.get(), &held) != 0 ||
+        ::fstatat(dir_fd, ".lock", &named, AT_SYMLINK_NOFOLLOW) != 0 ||
+        held.st_ino != named.st_ino || held.st_dev != named.st_dev || held.st_nlink == 0) {
+      continue;  // Unlinked (a writer finished) or replaced while this opened it: again.
+    }
+    if (::faccessat(dir_fd, ".backup", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+      return Status::BackupAlreadyExists("Backup " + dest + " already exists");
+    }
+    *stale = held.st_size > 0;
+    if (::ftruncate(lock.get(), 0) != 0 || ::pwrite(lock.get(), text.data(), text.size(), 0) < 0) {
+      return Status::IOError("write " + dest + "/.lock", errno);
+    }
+    return lock;
   }
-  struct stat st;
-  *stale = ::fstat(lock.get(), &st) == 0 && st.st_size > 0;
-  if (::ftruncate(lock.get(), 0) != 0 || ::pwrite(lock.get(), text.data(), text.size(), 0) < 0) {
-    return Status::IOError("write " + dest + "/.lock", errno);
-  }
-  return lock;
+  return Status::BackupAlreadyExists("Backup " + dest + ": its .lock keeps changing");
 }
 
 // Why the destination `dest` did not open as a folder (`err`): a symlink is never written
@@ -90,19 +112,14 @@ Status RefuseInsideABackup(const std::string& dest) {
   return Status::OK();
 }
 
-// True if /proc/locks lists a FLOCK on the file `st` describes.
-bool FlockHeld(const struct stat& st) {
-  std::ifstream locks("/proc/locks");
-  std::string line;
-  char want[64];
-  std::snprintf(want, sizeof want, " %02x:%02x:%llu ", major(st.st_dev), minor(st.st_dev),
-                static_cast<unsigned long long>(st.st_ino));
-  while (std::getline(locks, line)) {
-    if (line.find(" FLOCK ") != std::string::npos && line.find(want) != std::string::npos) {
-      return true;
-    }
+// True if a process holds an exclusive flock on `fd`'s file (a shared one is taken and let go
+// at once to tell: no file system's device numbering, nor another machine on NFS, can hide it).
+bool FlockHeld(int fd) {
+  if (::flock(fd, LOCK_SH | LOCK_NB) == 0) {
+    ::flock(fd, LOCK_UN);
+    return false;
   }
-  return false;
+  return errno == EWOULDBLOCK;
 }
 
 }  // namespace
@@ -112,7 +129,7 @@ std::optional<LockFields> LiveWriterIn(const std::string& dir) {
   if (!d || ::faccessat(d.get(), ".backup", F_OK, AT_SYMLINK_NOFOLLOW) == 0) return std::nullopt;
   UniqueFd lock(::openat(d.get(), ".lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   struct stat st;
-  if (!lock || ::fstat(lock.get(), &st) != 0 || !S_ISREG(st.st_mode) || !FlockHeld(st)) {
+  if (!lock || ::fstat(lock.get(), &st) != 0 || !S_ISREG(st.st_mode) || !FlockHeld(lock.get())) {
     return std::nullopt;
   }
   std::string text(static_cast<size_t>(std::min<off_t>(st.st_size, 1 << 16)), '\0');
@@ -145,18 +162,22 @@ StatusOr<std::unique_ptr<BackupLock>> BackupLock::Acquire(const std::string& des
   if (had_lock) {
     *notice = "took over " + dest + "/.lock left by a backup that did not finish" +
               (stale ? "; removed its partial data" : "");
-    l->RemoveContents();
+    l->RemoveData();  // (No `.backup`: TakeLock saw none once it held the lock.)
   }
   return l;
 }
 
 void BackupLock::RemoveContents() {
   if (::unlinkat(dir_.get(), ".backup", 0) != 0 && errno != ENOENT) return;
+  RemoveData();
+}
+
+void BackupLock::RemoveData() {
   auto names = ListFolder(path_);
   if (!names.ok()) return;
   std::error_code ec;
   for (const std::string& n : *names) {
-    if (n != ".lock") fs::remove_all(path_ + "/" + n, ec);
+    if (n != ".lock" && n != ".backup") fs::remove_all(path_ + "/" + n, ec);
   }
 }
 

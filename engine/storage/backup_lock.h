@@ -18,8 +18,8 @@ namespace stitchfs::engine {
 // written after every data file is in place and synced, so what stays is a complete backup,
 // never a manifest without its data).
 // The lock of a backup being written in folder `dir`: its fields if a live writer holds its
-// `.lock` (a flock, seen in /proc/locks: nothing is locked to look) and `dir` has no
-// `.backup`; nullopt otherwise (no lock, or a dead writer's).
+// `.lock` (an exclusive flock: a shared one cannot be taken) and `dir` has no `.backup`;
+// nullopt otherwise (no lock, or a dead writer's).
 std::optional<LockFields> LiveWriterIn(const std::string& dir);
 
 class BackupLock {
@@ -44,7 +44,8 @@ class BackupLock {
  private:
   BackupLock(std::string path, UniqueFd dir, UniqueFd lock, bool created)
       : path_(std::move(path)), dir_(std::move(dir)), lock_(std::move(lock)), created_(created) {}
-  void RemoveContents();
+  void RemoveContents();  // `.backup` first, then RemoveData.
+  void RemoveData();      // Everything but `.backup` and `.lock`.
 
   std::string path_;
   UniqueFd dir_;

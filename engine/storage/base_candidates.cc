@@ -1,5 +1,8 @@
 #include "engine/storage/base_candidates.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstddef>
 
@@ -227,6 +230,15 @@ StatusOr<BaseSearch> FindBaseCandidates(std::string_view locator, const std::str
                                 "S3('url'[, 'key', 'secret']) are)");
   }
   return std::move(s.out());
+}
+
+bool MayStandIn(const std::string& child, const std::string& candidate) {
+  if (IsS3Location(candidate)) return true;
+  struct stat c, k;
+  if (::lstat(candidate.c_str(), &c) != 0) return false;
+  if (IsS3Location(child)) return c.st_uid == 0 || c.st_uid == ::geteuid();
+  if (::lstat(child.c_str(), &k) != 0) return false;
+  return c.st_uid == 0 || c.st_uid == k.st_uid;
 }
 
 std::string WhyBaseFound(std::string_view locator, const std::string& child,

@@ -41,6 +41,12 @@ StatusOr<BaseSearch> FindBaseCandidates(std::string_view locator, const std::str
                                         const LocatorContext& context,
                                         const std::string& override = "");
 
+// True if a candidate other than the primary one may be read as the base of `child`: in object
+// storage always (the uuid decides); on this machine only if `candidate` belongs to the user who
+// owns `child`, or to root, so that a backup planted with a copied uuid in a folder others may
+// write (/tmp) is never taken.
+bool MayStandIn(const std::string& child, const std::string& candidate);
+
 // What `stitch info` says of how the base of `child` was found at `found`: the `why` of the
 // candidate at that location ("" if it is none of them).
 std::string WhyBaseFound(std::string_view locator, const std::string& child,

@@ -51,33 +51,45 @@ Status Merge(XmlElement& into, XmlElement& with) {
       same->second = a.second;
     }
   }
-  std::vector<bool> matched(into.children.size(), false);
+  // Each merged element is matched against the elements `into` had before the merge (the
+  // first one with its key not matched yet), never against what the merge appends.
+  const size_t original = into.children.size();
+  std::vector<bool> matched(original, false), removed(original, false);
+  std::vector<std::unique_ptr<XmlElement>> appended;
   for (auto& child : with.children) {
     if (HasFlag(*child, "replace") && HasFlag(*child, "remove")) {
       return Status::InvalidArgument("element <" + child->name + "> has both replace and remove");
     }
     const std::string key = MergeKey(*child);
     size_t i = 0;
-    while (i < into.children.size() && (matched[i] || MergeKey(*into.children[i]) != key)) ++i;
-    if (i == into.children.size()) {
-      if (!HasFlag(*child, "remove")) into.children.push_back(std::move(child));
+    while (i < original && (matched[i] || MergeKey(*into.children[i]) != key)) ++i;
+    if (i == original) {
+      if (!HasFlag(*child, "remove")) appended.push_back(std::move(child));
       continue;
     }
+    matched[i] = true;
     if (HasFlag(*child, "remove")) {
-      into.children.erase(into.children.begin() + static_cast<ptrdiff_t>(i));
-      matched.erase(matched.begin() + static_cast<ptrdiff_t>(i));
+      removed[i] = true;
     } else if (HasFlag(*child, "replace")) {
       into.children[i] = std::move(child);
-      matched[i] = true;
     } else {
       RETURN_IF_ERROR(Merge(*into.children[i], *child));
-      matched[i] = true;
     }
   }
+  std::vector<std::unique_ptr<XmlElement>> kept;
+  for (size_t i = 0; i < original; ++i) {
+    if (!removed[i]) kept.push_back(std::move(into.children[i]));
+  }
+  for (auto& a : appended) kept.push_back(std::move(a));
+  into.children = std::move(kept);
   return Status::OK();
 }
 
 StatusOr<std::unique_ptr<XmlElement>> ReadXmlFile(const std::string& file) {
+  std::error_code ec;
+  if (const auto size = fs::file_size(file, ec); !ec && size > kMaxXmlTreeBytes) {
+    return Status::InvalidArgument("ClickHouse configuration " + file + " is larger than 64 MiB");
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) return Status::InvalidArgument("cannot read ClickHouse configuration " + file);
   std::ostringstream text;

@@ -11,8 +11,9 @@ std::string GenerationKey(const std::string& key, int generation) {
   return generation == 0 ? key : key + "." + std::to_string(generation);
 }
 
-// The generation `object` is of lock `key`, or -1 if it is not one.
-int GenerationOf(const std::string& object, const std::string& key) {
+}  // namespace
+
+int LockGenerationOf(const std::string& object, const std::string& key) {
   if (object == key) return 0;
   if (object.size() <= key.size() + 1 || object.compare(0, key.size(), key) != 0 ||
       object[key.size()] != '.') {
@@ -27,14 +28,12 @@ int GenerationOf(const std::string& object, const std::string& key) {
   return std::stoi(digits);
 }
 
-}  // namespace
-
 StatusOr<std::vector<S3LockGeneration>> ListLockGenerations(const S3Bucket& bucket,
                                                             const std::string& key) {
   ASSIGN_OR_RETURN(S3Listing listing, bucket.List(key, ""));
   std::vector<S3LockGeneration> out;
   for (const S3Object& o : listing.objects) {
-    const int g = GenerationOf(o.key, key);
+    const int g = LockGenerationOf(o.key, key);
     if (g >= 0) out.push_back({g, o.key, ""});
   }
   std::sort(out.begin(), out.end(),
@@ -57,17 +56,25 @@ StatusOr<std::optional<S3LockGeneration>> CurrentLock(const S3Bucket& bucket,
 }
 
 StatusOr<bool> CreateLockGeneration(const S3Bucket& bucket, const std::string& key, int generation,
-                                    const std::string& text) {
+                                    const std::string& text, const std::string& taken_over) {
   const std::string k = GenerationKey(key, generation);
   ASSIGN_OR_RETURN(bool put, bucket.PutIf(k, text, ""));
-  if (put) return true;
-  ASSIGN_OR_RETURN(auto now, bucket.GetAll(k, 1 << 16));
-  return now && *now == text;  // Ours: a retry after the answer to our PUT was lost.
+  if (!put) {
+    ASSIGN_OR_RETURN(auto now, bucket.GetAll(k, 1 << 16));
+    if (!now || *now != text) return false;  // Another writer's (not ours, whose answer was lost).
+  }
+  if (generation == 0) return true;
+  ASSIGN_OR_RETURN(auto below, bucket.GetAll(GenerationKey(key, generation - 1), 1 << 16));
+  if (below && *below == taken_over) return true;
+  RETURN_IF_ERROR(bucket.Delete(k));  // A holder came and went since the look: not ours to take.
+  return false;
 }
 
-Status ReleaseLock(const S3Bucket& bucket, const std::string& key) {
+Status ReleaseLock(const S3Bucket& bucket, const std::string& key, int upto) {
   ASSIGN_OR_RETURN(auto all, ListLockGenerations(bucket, key));
-  for (const S3LockGeneration& g : all) RETURN_IF_ERROR(bucket.Delete(g.key));
+  for (const S3LockGeneration& g : all) {
+    if (g.generation <= upto) RETURN_IF_ERROR(bucket.Delete(g.key));
+  }
   return Status::OK();
 }
 

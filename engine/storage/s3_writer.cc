@@ -25,11 +25,22 @@ constexpr uint64_t kMaxCopyPart = uint64_t{5} << 30;  // S3's largest part.
 
 // True if `key` is a generation of the `.lock` of the backup at `a`.
 bool IsLockObject(const std::string& key, const S3Address& a) {
-  const std::string lock = a.ObjectKey(".lock");
-  if (key.compare(0, lock.size(), lock) != 0) return false;
-  return key.size() == lock.size() ||
-         (key[lock.size()] == '.' && key.size() > lock.size() + 1 &&
-          key.find_first_not_of("0123456789", lock.size() + 1) == std::string::npos);
+  return LockGenerationOf(key, a.ObjectKey(".lock")) >= 0;
+}
+
+// After a fresh `.lock` (generation 0) went in: the prefix holds nothing but lock objects (a
+// writer may have come and gone, leaving a whole backup, since the prefix was seen empty).
+// kBackupAlreadyExists, the lock made taken back, otherwise.
+Status ConfirmFreshLock(const S3Bucket& bucket, const S3Address& a, const std::string& shown) {
+  const std::string prefix = a.key.empty() ? "" : a.key + "/";
+  ASSIGN_OR_RETURN(S3Listing there, bucket.List(prefix, "/"));
+  for (const S3Object& o : there.objects) {
+    if (IsLockObject(o.key, a)) continue;
+    RETURN_IF_ERROR(ReleaseLock(bucket, a.ObjectKey(".lock"), 0));
+    return Status::BackupAlreadyExists("Backup " + shown + " already exists (" +
+                                       EscapeForMessage(o.key) + " came while it was locked)");
+  }
+  return Status::OK();
 }
 
 // kBackupAlreadyExists if a prefix above `a` holds a backup (a `.backup`) or one being written
@@ -195,9 +206,11 @@ class S3Writer final : public BackupWriter {
  public:
   // With `rewrite`, the backup at `address` exists and Finish replaces its manifest, then
   // deletes every object of it that the new one does not name.
+  // `generation`: the generation of `.lock` this writer holds (s3_generation_lock.h).
   S3Writer(std::shared_ptr<const S3Bucket> bucket, S3Address address, std::string uuid,
-           bool rewrite = false)
-      : bucket_(std::move(bucket)),
+           int generation, bool rewrite = false)
+      : generation_(generation),
+        bucket_(std::move(bucket)),
         address_(std::move(address)),
         uuid_(std::move(uuid)),
         rewrite_(rewrite) {}
@@ -210,7 +223,7 @@ class S3Writer final : public BackupWriter {
     if (rewrite_ && manifest_sent_) {
       // The new manifest may be in although its PUT failed: its objects must stay (unnamed
       // ones are removed by the next rewrite). The old version was never touched.
-      ReleaseLock(*bucket_, address_.ObjectKey(".lock")).IgnoreError();
+      ReleaseLock(*bucket_, address_.ObjectKey(".lock"), generation_).IgnoreError();
       return;
     }
     // Take back everything: the manifest if it may have been written (if it cannot be
@@ -220,7 +233,7 @@ class S3Writer final : public BackupWriter {
     std::lock_guard<std::mutex> lock(ledger_.mu);
     for (const auto& [key, upload] : ledger_.uploads) bucket_->AbortMultipart(upload).IgnoreError();
     bucket_->DeleteMany({ledger_.objects.begin(), ledger_.objects.end()}).IgnoreError();
-    ReleaseLock(*bucket_, address_.ObjectKey(".lock")).IgnoreError();
+    ReleaseLock(*bucket_, address_.ObjectKey(".lock"), generation_).IgnoreError();
   }
 
   StatusOr<std::unique_ptr<WritableFile>> CreateStaged(const std::string& id,
@@ -280,10 +293,10 @@ class S3Writer final : public BackupWriter {
     if (rewrite_) {
       finished_ = true;  // The new version is in: its objects stay whatever happens next.
       RETURN_IF_ERROR(DeleteUnnamed());
-      return ReleaseLock(*bucket_, address_.ObjectKey(".lock"));
+      return ReleaseLock(*bucket_, address_.ObjectKey(".lock"), generation_);
     }
     // Complete once the lock is gone, as a local backup is; until then a failure removes it all.
-    RETURN_IF_ERROR(ReleaseLock(*bucket_, address_.ObjectKey(".lock")));
+    RETURN_IF_ERROR(ReleaseLock(*bucket_, address_.ObjectKey(".lock"), generation_));
     finished_ = true;
     return Status::OK();
   }
@@ -330,6 +343,7 @@ class S3Writer final : public BackupWriter {
     return bucket_->DeleteMany(doomed);
   }
 
+  const int generation_;
   std::shared_ptr<const S3Bucket> bucket_;
   S3Address address_;
   const std::string uuid_;
@@ -368,8 +382,8 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
                                          "before removing its .lock; remove " + shown +
                                          "/.lock to read it)");
     }
-    ASSIGN_OR_RETURN(bool taken,
-                     CreateLockGeneration(*bucket, lock_key, lock->generation + 1, text));
+    ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(*bucket, lock_key, lock->generation + 1, text,
+                                                      lock->text));
     if (!taken) {
       return Status::BackupAlreadyExists("Backup " + shown +
                                          ": another writer took the dead writer's lock first");
@@ -379,7 +393,7 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
     if (notice)
       *notice = "took over " + shown + ": its writer died; its partial backup was removed";
     return std::unique_ptr<BackupWriter>(
-        new S3Writer(std::move(bucket), std::move(a), intent.uuid));
+        new S3Writer(std::move(bucket), std::move(a), intent.uuid, lock->generation + 1));
   }
   ASSIGN_OR_RETURN(S3Listing there, bucket->List(prefix, "/"));
   if (!there.objects.empty() || !there.prefixes.empty()) {
@@ -390,7 +404,9 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
   }
   ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(*bucket, lock_key, 0, text));
   if (!taken) return Status::BackupAlreadyExists("Backup " + shown + ": another writer took it");
-  return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a), intent.uuid));
+  RETURN_IF_ERROR(ConfirmFreshLock(*bucket, a, shown));
+  return std::unique_ptr<BackupWriter>(
+      new S3Writer(std::move(bucket), std::move(a), intent.uuid, 0));
 }
 
 StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::string& location,
@@ -407,14 +423,16 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::strin
     return Status::BackupAlreadyExists("Backup " + shown +
                                        " has a .lock: another writer is at work there");
   }
-  ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(*bucket, a.ObjectKey(".lock"),
-                                                    lock ? lock->generation + 1 : 0,
-                                                    S3LockText(WriterIntent{uuid, "", ""})));
+  const int generation = lock ? lock->generation + 1 : 0;
+  ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(*bucket, a.ObjectKey(".lock"), generation,
+                                                    S3LockText(WriterIntent{uuid, "", ""}),
+                                                    lock ? lock->text : std::string()));
   if (!taken) {
     return Status::BackupAlreadyExists("Backup " + shown +
                                        " has a .lock: another writer is at work there");
   }
-  return std::unique_ptr<BackupWriter>(new S3Writer(std::move(bucket), std::move(a), uuid, true));
+  return std::unique_ptr<BackupWriter>(
+      new S3Writer(std::move(bucket), std::move(a), uuid, generation, true));
 }
 
 }  // namespace stitchfs::engine

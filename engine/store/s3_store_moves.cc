@@ -68,7 +68,9 @@ class S3StoreMoves final : public StoreMoves {
   }
 
   ~S3StoreMoves() override {
-    if (locked_) ReleaseLock(*s3_.BucketOf(store_), store_.ObjectKey(kPruneLock)).IgnoreError();
+    if (locked_) {
+      ReleaseLock(*s3_.BucketOf(store_), store_.ObjectKey(kPruneLock), generation_).IgnoreError();
+    }
   }
 
   Status Lock() override {
@@ -83,8 +85,10 @@ class S3StoreMoves final : public StoreMoves {
                                  ")",
                              EBUSY);
     }
-    ASSIGN_OR_RETURN(locked_, CreateLockGeneration(*bucket, key, lock ? lock->generation + 1 : 0,
-                                                   S3LockText(WriterIntent{NewUuid(), "", ""})));
+    generation_ = lock ? lock->generation + 1 : 0;
+    ASSIGN_OR_RETURN(locked_, CreateLockGeneration(*bucket, key, generation_,
+                                                   S3LockText(WriterIntent{NewUuid(), "", ""}),
+                                                   lock ? lock->text : std::string()));
     if (!locked_) return Status::IOError("another stitch prune is running on " + shown, EBUSY);
     return Status::OK();
   }
@@ -150,7 +154,8 @@ class S3StoreMoves final : public StoreMoves {
   const S3Address store_;
   const S3Storage& s3_;
   std::map<std::string, std::string> saved_;  // Path -> the `.backup` set aside.
-  bool locked_ = false;                       // Lock() took the prune lock.
+  bool locked_ = false;                       // Lock() took the prune lock,
+  int generation_ = 0;                        // this generation of it.
 };
 
 }  // namespace

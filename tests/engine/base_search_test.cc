@@ -2,6 +2,7 @@
 // File() paths, which mean "under the backups root"; chains moved as a whole; a backup of
 // another uuid where the locator points is never taken; resolved indexes stay right.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -126,6 +127,25 @@ TEST_F(BaseSearchTest, AnotherBackupWhereTheSearchLooksIsNeverTaken) {
   EXPECT_EQ(none.status().code(), ErrorCode::kNoBaseBackup);
   EXPECT_NE(none.status().message().find("other places looked at"), std::string::npos)
       << none.status().ToString();
+}
+
+TEST_F(BaseSearchTest, ACopyOwnedBySomeoneElseIsNeverTaken) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a folder to another user";
+  MakeChain(dir_ / "x/daily", [&](const std::string& base) {
+    return FileLocator("daily/" + std::filesystem::path(base).filename().string());
+  });
+  // b2 (b3's base) gone; it (and its own base) where the search looks (daily/ under a folder
+  // above the chain, as /tmp/daily/b2 would be), planted by another user.
+  std::filesystem::create_directories(dir_ / "daily");
+  std::filesystem::rename(dir_ / "x/daily/b2", dir_ / "daily/b2");
+  std::filesystem::rename(dir_ / "x/daily/b1", dir_ / "daily/b1");
+  ASSERT_EQ(::chown((dir_ / "daily/b2").c_str(), 12345, 12345), 0);
+  auto r = ResolvedBackup::Open(dir_ / "x/daily/b3");
+  EXPECT_EQ(r.status().code(), ErrorCode::kNoBaseBackup) << r.status().ToString();
+  ASSERT_EQ(::chown((dir_ / "daily/b2").c_str(), 0, 0), 0);  // Root's (this user's): taken.
+  auto ok = ResolvedBackup::Open(dir_ / "x/daily/b3");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ReadLog(**ok), content_);
 }
 
 TEST_F(BaseSearchTest, AMissingUuidAllowsOnlyTheLocatorsOwnMeaning) {

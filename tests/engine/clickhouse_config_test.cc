@@ -69,6 +69,22 @@ TEST(ClickHouseConfigTest, MergesConfigDAsTheServerDoes) {
   EXPECT_NE(warnings[0].find("40.yaml"), std::string::npos);
 }
 
+TEST(ClickHouseConfigTest, SameNamedElementsAddedByAMergeStayApart) {
+  TempDir d;
+  WriteFile(d / "config.xml", "<clickhouse/>");
+  // As the official image's docker_related_config.xml: two listen_host, new to config.xml.
+  WriteFile(d / "config.d/a.xml",
+            "<clickhouse><listen_host>::</listen_host><listen_host>0.0.0.0</listen_host>"
+            "<backups><allowed_path>/a/</allowed_path><allowed_path>/b/</allowed_path></backups>"
+            "</clickhouse>");
+  WriteFile(d / "config.d/b.xml",
+            "<clickhouse><backups><allowed_path>/c/</allowed_path></backups></clickhouse>");
+  std::vector<std::string> warnings;
+  auto c = ReadClickHouseConfig(d / "config.xml", &warnings);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->backups_root, "/c") << "b.xml's replaces the first of a.xml's two";
+}
+
 TEST(ClickHouseConfigTest, RefusesWhatItCannotRead) {
   TempDir d;
   std::vector<std::string> warnings;
