@@ -246,18 +246,19 @@ class CheckedRead {
   CheckedRead(const CheckedRead&) = delete;
   CheckedRead& operator=(const CheckedRead&) = delete;
 
-  // Replies `bytes`, which the read of `f` (inode `ino`) got, and has them checked: the read of
-  // the file's end, which may complete a file that does not match its checksum, before it is
-  // answered (EIO then, logging the file and the backup with the bad bytes); every other read
-  // after it is answered, since its bytes cannot fail it (the kernel and the reader get on
-  // meanwhile; the check is shared, so it outlives a release the answer lets in).
-  void Reply(fuse_req_t req, fuse_ino_t ino, const OpenFile& f, std::string_view bytes) {
+  // Replies `bytes`, which the read of `f` (inode `ino`) got (into `buffer`, if not null),
+  // and has them checked: the read of the file's end, which may complete a file that does not
+  // match its checksum, before it is answered (EIO then, logging the file and the backup with
+  // the bad bytes); every other read after it is answered, since its bytes cannot fail it (the
+  // kernel and the reader get on meanwhile; the check is shared, so it outlives a release the
+  // answer lets in; a read ahead of the ones before it hands its buffer over to the check).
+  void Reply(fuse_req_t req, fuse_ino_t ino, std::string_view bytes, ReadBuffer* buffer = nullptr) {
     const std::shared_ptr<SequentialCheck> check = std::move(check_);
     if (!check) return (void)fuse_reply_buf(req, bytes.data(), bytes.size());
-    if (bytes.empty() || at_ + bytes.size() < f.reader->size()) {
+    if (bytes.empty() || at_ + bytes.size() < check->size()) {
       fuse_reply_buf(req, bytes.data(), bytes.size());
-      check->AcceptAnswered(at_, bytes);  // (Not the end: always OK.)
-      return;
+      if (buffer != nullptr) return check->AcceptAnswered(at_, *buffer, bytes.size());
+      return check->AcceptAnswered(at_, bytes);  // (Not the end: always OK.)
     }
     engine::Status s = check->Accept(at_, bytes);
     if (!s.ok()) {
@@ -280,17 +281,14 @@ void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
     // Bytes the reader holds in memory (an object store's read-ahead) go out as they are.
     auto loan = f->reader->Lend(static_cast<uint64_t>(off), size);
     if (!loan.ok()) return ReplyError(req, loan.status());
-    if (!loan->bytes.empty()) return read.Reply(req, ino, *f, loan->bytes);
-    // One buffer per worker thread, grown but never zero-filled (the read overwrites it).
-    thread_local std::unique_ptr<char[]> buf;
-    thread_local size_t capacity = 0;
-    if (capacity < size) {
-      buf.reset(new char[size]);
-      capacity = size;
-    }
-    auto n = f->reader->ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.get(), size));
+    if (!loan->bytes.empty()) return read.Reply(req, ino, loan->bytes);
+    // One buffer per worker thread, grown but never zero-filled (the read overwrites it); a
+    // check that keeps it leaves the thread to take another (ReadBuffer).
+    thread_local ReadBuffer buf;
+    buf.Reserve(size);
+    auto n = f->reader->ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.data.get(), size));
     if (!n.ok()) return ReplyError(req, n.status());
-    read.Reply(req, ino, *f, std::string_view(buf.get(), *n));
+    read.Reply(req, ino, std::string_view(buf.data.get(), *n), &buf);
   });
 }
 

@@ -1,26 +1,67 @@
 #include "fs/sequential_check.h"
 
 #include <atomic>
+#include <cstring>
 
 namespace stitchfs::fs {
 namespace {
 
-std::atomic<size_t> pending_all{0};  // Bytes every SequentialCheck keeps (kMaxPendingAll).
+std::atomic<size_t> kept_all{0};  // Bytes every SequentialCheck keeps (kMaxPendingAll).
+
+// Buffers kept reads gave back, for the next reads (a few: the reads in flight at once).
+struct Pool {
+  std::mutex mu;
+  std::vector<ReadBuffer> free;
+  static Pool& Get() {
+    static Pool* pool = new Pool;  // Never destroyed: threads may give back at exit.
+    return *pool;
+  }
+  void Give(ReadBuffer b) noexcept {
+    std::lock_guard<std::mutex> lock(mu);
+    if (free.size() < 16 && b.data) {
+      try {
+        free.push_back(std::move(b));
+      } catch (...) {  // (Then it is simply freed.)
+      }
+    }
+  }
+};
 
 }  // namespace
 
-SequentialCheck::~SequentialCheck() { pending_all -= pending_bytes_; }
+void ReturnToPool(ReadBuffer buffer) noexcept { Pool::Get().Give(std::move(buffer)); }
+
+void ReadBuffer::Reserve(size_t size) {
+  if (capacity >= size) return;
+  {
+    Pool& pool = Pool::Get();
+    std::lock_guard<std::mutex> lock(pool.mu);
+    for (auto it = pool.free.begin(); it != pool.free.end(); ++it) {
+      if (it->capacity < size) continue;
+      *this = std::move(*it);
+      pool.free.erase(it);
+      return;
+    }
+  }
+  data.reset(new char[size]);  // Never zero-filled: the read overwrites it.
+  capacity = size;
+}
+
+SequentialCheck::~SequentialCheck() {
+  kept_all -= kept_bytes_;
+  for (auto& [offset, k] : kept_) Pool::Get().Give(std::move(k.buffer));
+}
 
 void SequentialCheck::Begin(uint64_t offset) {
   std::lock_guard<std::mutex> lock(mu_);
   reading_.insert(offset);
-  changed_.notify_all();
+  if (waiters_ > 0) changed_.notify_all();
 }
 
 void SequentialCheck::Cancel(uint64_t offset) {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = reading_.find(offset); it != reading_.end()) reading_.erase(it);
-  changed_.notify_all();
+  if (waiters_ > 0) changed_.notify_all();
 }
 
 std::optional<engine::Status> SequentialCheck::result() const {
@@ -35,53 +76,88 @@ bool SequentialCheck::GapBeingRead(uint64_t offset) const {
 
 bool SequentialCheck::WaitForGap(std::unique_lock<std::mutex>& lock, uint64_t offset) {
   const auto now = std::chrono::steady_clock::now();
-  changed_.wait_until(lock, now + kArrival,
-                      [&] { return stopped_ || next_ >= offset || GapBeingRead(offset); });
-  changed_.wait_until(lock, now + kWait,
-                      [&] { return stopped_ || next_ >= offset || !GapBeingRead(offset); });
-  return !stopped_ && next_ == offset;
+  auto done = [&] { return stopped_ || (next_ >= offset && !feeding_); };
+  // The bytes before `offset` may still come: being read, being fed, or kept for their turn.
+  auto coming = [&] { return feeding_ || GapBeingRead(offset) || kept_.count(next_) > 0; };
+  ++waiters_;
+  changed_.wait_until(lock, now + kArrival, [&] { return done() || coming(); });
+  changed_.wait_until(lock, now + kWait, [&] { return done() || !coming(); });
+  --waiters_;
+  return done() && !stopped_ && next_ == offset;
 }
 
-void SequentialCheck::Feed(std::string_view bytes) {
-  check_->Update(bytes);
-  next_ += bytes.size();
-  for (auto it = pending_.begin(); it != pending_.end() && it->first == next_;) {
-    check_->Update(it->second);
-    next_ += it->second.size();
-    pending_bytes_ -= it->second.size();
-    pending_all -= it->second.size();
-    it = pending_.erase(it);
+void SequentialCheck::FeedFrom(std::unique_lock<std::mutex>& lock, std::string_view bytes) {
+  feeding_ = true;
+  Kept held;  // The kept read being fed (taken out of kept_).
+  for (std::string_view chunk = bytes;;) {
+    taken_ = next_ + chunk.size();
+    lock.unlock();  // Hashing, the long part, holds no lock: other reads go on meanwhile.
+    check_->Update(chunk);
+    if (held.buffer.data) Pool::Get().Give(std::move(held.buffer));
+    lock.lock();
+    next_ += chunk.size();
+    auto it = kept_.find(next_);
+    if (it == kept_.end()) break;
+    held = std::move(it->second);
+    kept_bytes_ -= held.length;
+    kept_all -= held.length;
+    kept_.erase(it);
+    chunk = std::string_view(held.buffer.data.get(), held.length);
   }
-  changed_.notify_all();
+  feeding_ = false;
+  if (waiters_ > 0) changed_.notify_all();
 }
 
 void SequentialCheck::Stop() noexcept {
   stopped_ = true;
-  pending_.clear();
-  pending_all -= pending_bytes_;
-  pending_bytes_ = 0;
-  changed_.notify_all();
+  for (auto& [offset, k] : kept_) Pool::Get().Give(std::move(k.buffer));
+  kept_.clear();
+  kept_all -= kept_bytes_;
+  kept_bytes_ = 0;
+  if (waiters_ > 0) changed_.notify_all();
 }
 
-bool SequentialCheck::Keep(uint64_t offset, std::string_view bytes) {
-  if (offset - next_ > kMaxAhead || pending_bytes_ + bytes.size() > kMaxPending ||
-      pending_.count(offset)) {
+bool SequentialCheck::Keep(uint64_t offset, ReadBuffer& buffer, size_t length) {
+  if (offset - next_ > kMaxAhead || kept_bytes_ + length > kMaxPending || kept_.count(offset)) {
     return false;
   }
-  if (pending_all.fetch_add(bytes.size()) + bytes.size() > kMaxPendingAll) {
-    pending_all -= bytes.size();
+  if (kept_all.fetch_add(length) + length > kMaxPendingAll) {
+    kept_all -= length;
     return false;
   }
-  pending_bytes_ += bytes.size();
-  pending_.emplace(offset, std::string(bytes));
+  kept_bytes_ += length;
+  kept_.emplace(offset, Kept{std::move(buffer), length});
+  buffer = ReadBuffer();
   return true;
 }
 
+void SequentialCheck::AcceptAnswered(uint64_t offset, ReadBuffer& buffer, size_t length) noexcept {
+  AcceptAnswered(offset, std::string_view(buffer.data.get(), length), &buffer);
+}
+
 void SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes) noexcept {
+  AcceptAnswered(offset, bytes, nullptr);
+}
+
+void SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes,
+                                     ReadBuffer* buffer) noexcept {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (auto it = reading_.find(offset); it != reading_.end()) reading_.erase(it);
+  if (result_ || stopped_ || bytes.empty() || offset < taken_) return;  // (Seen, or a re-read.)
   try {
-    Accept(offset, bytes).IgnoreError();
-  } catch (...) {  // (bad_alloc of a copy kept.)
-    std::lock_guard<std::mutex> lock(mu_);
+    if (offset > next_ || feeding_) {  // Ahead: kept for its turn, its buffer or a copy.
+      ReadBuffer copy;
+      if (buffer == nullptr) {
+        copy.Reserve(bytes.size());
+        std::memcpy(copy.data.get(), bytes.data(), bytes.size());
+        buffer = &copy;
+      }
+      if (!Keep(offset, *buffer, bytes.size())) Stop();
+      return;
+    }
+    FeedFrom(lock, bytes);
+  } catch (...) {  // (bad_alloc of a copy or a map node: `lock` is held again.)
+    if (!lock.owns_lock()) lock.lock();
     Stop();
   }
 }
@@ -89,22 +165,17 @@ void SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes) no
 engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes) {
   std::unique_lock<std::mutex> lock(mu_);
   if (auto it = reading_.find(offset); it != reading_.end()) reading_.erase(it);
-  changed_.notify_all();
   const uint64_t end = offset + bytes.size();
   if (result_) {  // The file was seen whole: reads of its end keep its verdict.
     return end == check_->size() && !bytes.empty() ? *result_ : engine::Status::OK();
   }
-  if (stopped_ || bytes.empty() || offset < next_) return engine::Status::OK();  // (A re-read.)
-  if (offset > next_ && end < check_->size()) {  // Early, not the end: kept until its turn.
-    if (!Keep(offset, bytes)) Stop();
+  if (stopped_ || bytes.empty() || offset < taken_) return engine::Status::OK();  // (A re-read.)
+  if ((offset > next_ || feeding_) && !WaitForGap(lock, offset)) {
+    Stop();  // The bytes before it did not come in time.
     return engine::Status::OK();
   }
-  if (offset > next_ && !WaitForGap(lock, offset)) {
-    Stop();
-    return engine::Status::OK();
-  }
-  Feed(bytes);
-  if (next_ < check_->size()) return engine::Status::OK();
+  FeedFrom(lock, bytes);
+  if (stopped_ || next_ < check_->size()) return engine::Status::OK();
   result_ = check_->Finish();
   return *result_;
 }

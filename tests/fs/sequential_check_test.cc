@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <thread>
 
 #include "tests/fs/view_fixture.h"
@@ -62,7 +63,7 @@ TEST_F(SequentialCheckTest, AMiddleReadDoneEarlyIsKeptUntilItsTurn) {
   auto check = CheckOf(backup_);
   check->Begin(0);
   check->Begin(2048);
-  ASSERT_OK(check->Accept(2048, std::string_view(bad).substr(2048, 2048)));  // Early: kept.
+  check->AcceptAnswered(2048, std::string_view(bad).substr(2048, 2048));  // Early: kept.
   ASSERT_OK(check->Accept(0, std::string_view(bad).substr(0, 2048)));
   EXPECT_EQ(check->Accept(4096, std::string_view(bad).substr(4096)).code(),
             ErrorCode::kBackupDamaged);
@@ -73,6 +74,28 @@ TEST_F(SequentialCheckTest, AMiddleReadDoneEarlyIsKeptUntilItsTurn) {
   EXPECT_EQ(again.Accept(4096, std::string_view(bad).substr(4096)).code(),
             ErrorCode::kBackupDamaged);
   EXPECT_OK(again.Accept(0, std::string_view(bad).substr(0, 2048)));
+}
+
+TEST_F(SequentialCheckTest, AReadAheadHandsItsBufferOver) {
+  const std::string all = Content();
+  auto check = CheckOf(backup_);
+  ReadBuffer early;
+  early.Reserve(2048);
+  std::memcpy(early.data.get(), all.data() + 2048, 2048);
+  check->Begin(0);
+  check->Begin(2048);
+  check->AcceptAnswered(2048, early, 2048);
+  EXPECT_EQ(early.data, nullptr) << "kept: the thread takes another buffer";
+  early.Reserve(2048);  // (From the pool or new.)
+  EXPECT_GE(early.capacity, 2048u);
+  ReadBuffer first;
+  first.Reserve(2048);
+  std::memcpy(first.data.get(), all.data(), 2048);
+  check->AcceptAnswered(0, first, 2048);
+  EXPECT_NE(first.data, nullptr) << "fed in order: the buffer stays the thread's";
+  EXPECT_OK(check->Accept(4096, std::string_view(all).substr(4096)));
+  ASSERT_TRUE(check->result().has_value());
+  EXPECT_OK(*check->result());
 }
 
 TEST_F(SequentialCheckTest, AFailedReadOfTheGapEndsTheWait) {
