@@ -1,0 +1,11 @@
+# What a newcomer meets first: the demo, the help and completion, the Debian package.
+
+add_test(NAME help_test
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/help_test.sh $<TARGET_FILE:stitch>
+                 ${PROJECT_SOURCE_DIR}/man)
+set_tests_properties(help_test PROPERTIES LABELS "cli" TIMEOUT 120)
+
+add_test(NAME completion_test
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/completion_test.sh $<TARGET_FILE:stitch>
+                 $<TARGET_FILE:stitchfs> ${PROJECT_SOURCE_DIR}/completion/stitch.bash)
+set_tests_properties(completion_test PROPERTIES LABELS "cli" TIMEOUT 120)
