@@ -9,3 +9,9 @@ add_test(NAME completion_test
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/completion_test.sh $<TARGET_FILE:stitch>
                  $<TARGET_FILE:stitchfs> ${PROJECT_SOURCE_DIR}/completion/stitch.bash)
 set_tests_properties(completion_test PROPERTIES LABELS "cli" TIMEOUT 120)
+
+# scripts/demo.sh with the binaries of this build (nothing installed or built).
+add_test(NAME demo_test
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/demo_test.sh $<TARGET_FILE:stitch>
+                 $<TARGET_FILE:stitchfs> ${PROJECT_SOURCE_DIR})
+set_tests_properties(demo_test PROPERTIES LABELS "integration" TIMEOUT 300 SKIP_RETURN_CODE 77)
