@@ -15,3 +15,10 @@ add_test(NAME demo_test
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/demo_test.sh $<TARGET_FILE:stitch>
                  $<TARGET_FILE:stitchfs> ${PROJECT_SOURCE_DIR})
 set_tests_properties(demo_test PROPERTIES LABELS "integration" TIMEOUT 300 SKIP_RETURN_CODE 77)
+
+# scripts/package.sh (its own build folder, build-deb/ in the source tree), lintian, and the
+# package's files used from a scratch root.
+add_test(NAME package_test
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/package_test.sh ${PROJECT_SOURCE_DIR})
+set_tests_properties(package_test PROPERTIES LABELS "integration;package" TIMEOUT 1800
+                                             SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
