@@ -10,6 +10,10 @@ add_test(NAME completion_test
                  $<TARGET_FILE:stitchfs> ${PROJECT_SOURCE_DIR}/completion/stitch.bash)
 set_tests_properties(completion_test PROPERTIES LABELS "cli" TIMEOUT 120)
 
+add_test(NAME progress_test
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/progress_test.sh $<TARGET_FILE:stitch>)
+set_tests_properties(progress_test PROPERTIES LABELS "cli" TIMEOUT 300 SKIP_RETURN_CODE 77)
+
 # scripts/demo.sh with the binaries of this build (nothing installed or built).
 add_test(NAME demo_test
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/demo_test.sh $<TARGET_FILE:stitch>

@@ -54,12 +54,13 @@ class S3StoreMoves final : public StoreMoves {
     return sum;
   }
 
-  StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path) override {
+  StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path,
+                                    const CopyProgress& progress) override {
     const std::string uuid = chain.top().manifest().header().uuid;
     ASSIGN_OR_RETURN(auto writer, s3_.StartRewrite(path, uuid));
     // Names no object of the old version has: it stays whole until the new `.backup` is in.
     const std::string prefix = ".stitchfs/flat-" + NewUuid().substr(0, 8) + "/";
-    ASSIGN_OR_RETURN(FlattenResult r, FlattenInto(chain, *writer, uuid, prefix));
+    ASSIGN_OR_RETURN(FlattenResult r, FlattenInto(chain, *writer, uuid, prefix, progress));
     return r.bytes_stored;
   }
 
