@@ -16,7 +16,12 @@ cd "$out"
 ln -s "$STITCH" bin/stitch
 ln -s "$STITCHFS" bin/stitchfs
 export PATH=$out/bin:$PATH STITCH_NO_PROGRESS=1
-run() { echo "\$ $*"; "$@"; }
+run() {  # Shows the command (quoting only the words that need it), then runs it.
+  local w line='$'
+  for w in "$@"; do [[ $w =~ ^[][A-Za-z0-9_./:=@,+-]+$ ]] && line+=" $w" || line+=" '$w'"; done
+  echo "$line"
+  "$@"
+}
 say() { echo; echo "== $*"; }
 # clickhouse DATA_DIR: runs the statements on stdin in a ClickHouse whose File() backups may be
 # anywhere under this folder, showing each statement.

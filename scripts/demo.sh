@@ -19,8 +19,11 @@ started=$SECONDS
 if [ -z "${STITCH:-}" ] || [ -z "${STITCHFS:-}" ]; then
   bash scripts/install-deps.sh
   echo "building stitch and stitchfs into build-release/ (a minute or two the first time)"
+  mkdir -p build-release
+  # The compiler's warnings go to a log, shown if the build fails.
   bash scripts/build.sh build-release -DCMAKE_BUILD_TYPE=Release -DSTITCHFS_TESTS=OFF \
-    -DCMAKE_UNITY_BUILD=ON -- stitch stitchfs
+    -DCMAKE_UNITY_BUILD=ON -- stitch stitchfs 2>build-release/build.log ||
+    { cat build-release/build.log >&2; exit 1; }
   STITCH=$repo/build-release/cli/stitch
   STITCHFS=$repo/build-release/fs/stitchfs
   echo "ready in $((SECONDS - started)) s"
@@ -35,7 +38,12 @@ mkdir bin
 ln -s "$STITCH" bin/stitch
 ln -s "$STITCHFS" bin/stitchfs
 export PATH=$out/bin:$PATH STITCH_NO_PROGRESS=1
-run() { echo "\$ $*"; "$@"; }
+run() {  # Shows the command (quoting only the words that need it), then runs it.
+  local w line='$'
+  for w in "$@"; do [[ $w =~ ^[][A-Za-z0-9_./:=@,+-]+$ ]] && line+=" $w" || line+=" '$w'"; done
+  echo "$line"
+  "$@"
+}
 say() { echo; echo "== $*"; }
 more() { echo "   $*"; }  # A second line of what the next step shows.
 size() { numfmt --to=iec-i --suffix=B --format=%.1f "$1" | sed 's/\([0-9]\)\([KMGT]*i*B\)$/\1 \2/'; }

@@ -10,11 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build-deb}
 # Debian's flags (stack protector, fortify, relro, now), without -g: the binaries are stripped.
+mkdir -p "$dir"
 flags() { dpkg-buildflags --get "$1" | sed 's/\(^\| \)-g\( \|$\)/ /'; }
 bash scripts/build.sh "$dir" -DCMAKE_BUILD_TYPE=Release -DSTITCHFS_TESTS=OFF -DCMAKE_UNITY_BUILD=ON \
   -DCMAKE_INSTALL_PREFIX=/usr -DSTITCHFS_SBIN_DIR=/sbin \
   "-DCMAKE_CXX_FLAGS=$(flags CPPFLAGS) $(flags CXXFLAGS)" "-DCMAKE_EXE_LINKER_FLAGS=$(flags LDFLAGS)" \
-  -- stitch stitchfs
+  -- stitch stitchfs 2>"$dir/build.log" || { cat "$dir/build.log" >&2; exit 1; }  # Warnings: logged.
 rm -f "$dir"/stitchfs_*.deb
 (cd "$dir" && cpack -G DEB >cpack.log 2>&1) || { cat "$dir/cpack.log" >&2; exit 1; }
 ls "$PWD/$dir"/stitchfs_*_amd64.deb
