@@ -71,7 +71,7 @@ void Progress::Draw(uint64_t files, uint64_t bytes) {
   std::string bar(kWidth, ' ');
   for (int i = 0; i < static_cast<int>(frac * kWidth) && i < kWidth; ++i) bar[i] = '#';
   std::string eta = "--";
-  if (rate > 0 && total_bytes_ > bytes) {
+  if (rate > 0 && total_bytes_ > bytes && secs >= 0.5) {  // (The first moments mislead.)
     eta = HumanDuration(static_cast<uint64_t>(static_cast<double>(total_bytes_ - bytes) / rate));
   }
   std::string counts;  // Left out for work counted in bytes alone (indexing an archive).

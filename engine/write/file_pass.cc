@@ -37,6 +37,9 @@ class Pass {
       }
       off += static_cast<uint64_t>(n);
       result_.bytes_read += static_cast<uint64_t>(n);
+      if (in_.read_progress != nullptr) {  // Relaxed: a progress counter.
+        in_.read_progress->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+      }
     }
     return Status::OK();
   }

@@ -27,6 +27,14 @@ bar_with_rate() {  # bar_with_rate NAME LABEL: a bar line with a rate and a time
 }
 on_tty backup "$STITCH" backup "$S" "$work/st/b1"
 check "backup: a bar with rate and time left" bar_with_rate backup backup
+# A file of 300 MiB of zeros (sparse: fast to make, still read, hashed and written in full).
+mkdir -p "$work/zeros"
+truncate -s 300M "$work/zeros/big"
+echo small >"$work/zeros/small"
+on_tty backup_big "$STITCH" backup "$work/zeros" "$work/zst" --jobs 1
+check "backup: progress within a large file" \
+  grep -aqE '^backup \[.*\] +[0-9]+% [01]/2 files ([0-9]{1,2}|[12][0-9]{2})\.[0-9] MiB/300\.0 MiB' "$work/backup_big"
+rm -rf "$work/zst" "$work/zeros"
 head -c 1000 /dev/urandom >>"$S/small.bin"
 "$STITCH" backup "$S" "$work/st/b2" --base "$work/st/b1" 2>/dev/null
 head -c 1000 /dev/urandom >>"$S/small.bin"
