@@ -30,7 +30,7 @@ clickhouse() {
   sql=$(cat)
   sed 's/^/  clickhouse> /' <<<"$sql"
   node "$repo/tests/clickhouse/chsql.js" "$1" --backups.allowed_path="$out/" <<<"$sql" |
-    grep -v 'BACKUP_CREATED\|RESTORED' || true
+    grep -v 'BACKUP_CREATED\|RESTORED' | tee -a "$out/rows.tsv"
 }
 mounted=()
 trap 'for m in "${mounted[@]}"; do fusermount3 -u "$m" 2>/dev/null || true; done' EXIT
@@ -49,6 +49,7 @@ say "ClickHouse writes a chain of three backups: a full one, then two incrementa
   echo "BACKUP DATABASE shop TO File('$out/ch/b1');"
   insert 200000
   echo "BACKUP DATABASE shop TO File('$out/ch/b2') SETTINGS base_backup = File('$out/ch/b1');"
+  echo "SELECT 'rows at b2:', (SELECT count() FROM shop.events), (SELECT count() FROM shop.log);"
   insert 400000
   echo "BACKUP DATABASE shop TO File('$out/ch/b3') SETTINGS base_backup = File('$out/ch/b2');"
   echo "SELECT 'rows at b3:', (SELECT count() FROM shop.events), (SELECT count() FROM shop.log);"
@@ -81,3 +82,8 @@ DROP DATABASE shop SYNC;
 RESTORE DATABASE shop FROM File('$out/stmnt/at/2026-10-02T12:00');
 SELECT 'rows restored from stmnt/at/2026-10-02T12:00:', (SELECT count() FROM shop.events), (SELECT count() FROM shop.log);
 EOF
+rows() { grep "^rows $1" "$out/rows.tsv" | cut -f2-; }
+[ -n "$(rows 'at b3')" ] && [ "$(rows 'restored from st/s2')" = "$(rows 'at b3')" ] &&
+  [ "$(rows 'restored from stmnt')" = "$(rows 'at b2')" ] ||
+  { echo "ClickHouse restored other rows than it had backed up" >&2; exit 1; }
+echo "ClickHouse restored exactly the rows it had at b3, and at b2 through the mount"
