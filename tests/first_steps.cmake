@@ -26,3 +26,9 @@ add_test(NAME package_test
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/package_test.sh ${PROJECT_SOURCE_DIR})
 set_tests_properties(package_test PROPERTIES LABELS "integration;package" TIMEOUT 1800
                                              SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+
+# scripts/demo.sh --clickhouse (the real ClickHouse: scripts/install-clickhouse.sh).
+add_test(NAME ch_demo_test
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/clickhouse/ch_demo_test.sh $<TARGET_FILE:stitch>
+                 $<TARGET_FILE:stitchfs> ${PROJECT_SOURCE_DIR})
+set_tests_properties(ch_demo_test PROPERTIES LABELS "clickhouse" TIMEOUT 600 SKIP_RETURN_CODE 77)
