@@ -200,11 +200,14 @@ uint64_t StoreView::LinkIno(const std::string& key, LinkTarget target) const {
 
 bool StoreView::Replaced(uint64_t k) const {
   return backups_.Read([&](const engine::StoreIndex& index) {
-    const engine::StoreSlot* s = index.slot(k);
-    for (uint64_t j = 1; s != nullptr && j < k; ++j) {
-      if (index.slot(j)->name == s->name) return true;
+    std::lock_guard<std::mutex> lock(first_mu_);  // Slots are never renumbered: learnt once.
+    for (; first_known_ < index.size(); ++first_known_) {
+      first_of_name_.emplace(index.slot(first_known_ + 1)->name, first_known_ + 1);
     }
-    return false;
+    const engine::StoreSlot* s = index.slot(k);
+    if (s == nullptr) return false;
+    auto it = first_of_name_.find(s->name);
+    return it != first_of_name_.end() && it->second < k;
   });
 }
 

@@ -104,6 +104,11 @@ class StoreView final : public Namespace {
   mutable std::vector<LinkTarget> link_targets_;         // [ino - kFirstLinkIno].
   mutable std::map<std::string, uint64_t> link_by_key_;  // Guarded by links_mu_, as above.
   mutable LinkPins pins_;
+  // The first slot of each folder name (Replaced), for slots 1..first_known_. Taken after the
+  // lock of backups_.
+  mutable std::mutex first_mu_;
+  mutable std::map<std::string, uint64_t, std::less<>> first_of_name_;  // Guarded by first_mu_.
+  mutable uint64_t first_known_ = 0;                                    // Guarded by first_mu_.
 };
 
 }  // namespace stitchfs::fs
