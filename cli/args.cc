@@ -17,13 +17,9 @@ namespace {
 
 // Options every command takes: what gives locators their meaning.
 const std::set<std::string> kLocatorOptions = {"--backups-root", "--clickhouse-config", "--disk"};
-
-// A location as given: a locator resolved in `context`, else a path or URL in its one spelling.
-engine::StatusOr<std::string> Location(const std::string& arg,
-                                       const engine::LocatorContext& context) {
-  if (engine::LooksLikeLocator(arg)) return engine::ResolveUserLocator(arg, context);
-  return engine::NormalLocation(arg);
-}
+// The valued options that may be given more than once; any other is refused the second time
+// (taking the last one silently would back up on another base than the user meant).
+const std::set<std::string> kRepeatable = {"--disk", "--immutable"};
 
 // The context of locators: --clickhouse-config, then --backups-root and each --disk NAME=DIR.
 engine::StatusOr<engine::LocatorContext> LocatorsFrom(const Args& a) {
@@ -40,7 +36,9 @@ engine::StatusOr<engine::LocatorContext> LocatorsFrom(const Args& a) {
   std::vector<std::string> warnings;
   auto c = engine::MakeLocatorContext(a.Value("--clickhouse-config"), a.Value("--backups-root"),
                                       disks, &warnings);
-  for (const auto& w : warnings) std::fprintf(stderr, "stitch: warning: %s\n", w.c_str());
+  for (const auto& w : warnings) {
+    std::fprintf(stderr, "stitch: warning: %s\n", engine::EscapeForMessage(w).c_str());
+  }
   return c;
 }
 
@@ -74,6 +72,12 @@ engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec
           return engine::Status::InvalidArgument("option " + arg + " needs a value");
         value = argv[++i];
       }
+      if (value.empty()) {
+        return engine::Status::InvalidArgument("option " + arg + " is given an empty value");
+      }
+      if (a.values.count(arg) && !kRepeatable.count(arg)) {
+        return engine::Status::InvalidArgument("option " + arg + " is given twice");
+      }
       a.values[arg].push_back(value);
     } else {
       return engine::Status::InvalidArgument("unknown option " + arg);
@@ -84,12 +88,12 @@ engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec
   }
   ASSIGN_OR_RETURN(a.locators, LocatorsFrom(a));
   for (size_t i = 0; i < spec.paths && i < a.positional.size(); ++i) {
-    ASSIGN_OR_RETURN(a.positional[i], Location(a.positional[i], a.locators));
+    ASSIGN_OR_RETURN(a.positional[i], engine::ResolveUserLocation(a.positional[i], a.locators));
   }
   if (auto it = a.values.find("--base"); it != a.values.end()) {
     for (auto& v : it->second) {
       if (engine::LooksLikeLocator(v)) a.base_locator = v;
-      ASSIGN_OR_RETURN(v, Location(v, a.locators));
+      ASSIGN_OR_RETURN(v, engine::ResolveUserLocation(v, a.locators));
     }
   }
   return a;

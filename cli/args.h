@@ -40,8 +40,9 @@ struct ArgSpec {
 // Parses argv[first..]. `--opt=value` and `--opt value` are both accepted; `--` ends options.
 // Every spec takes --backups-root DIR, --clickhouse-config FILE and --disk NAME=DIR (the
 // context of locators, read here; the configuration's warnings go to stderr). kInvalidArgument
-// for unknown options, missing values, a wrong number of arguments, an unreadable
-// configuration, or a locator the context cannot resolve.
+// for unknown options, missing or empty values, a valued option given twice (only --disk and
+// --immutable repeat), a wrong number of arguments, an unreadable configuration, or a locator
+// the context cannot resolve.
 engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec& spec);
 
 // ChainOptions from the locator context and --base DIR.

@@ -66,7 +66,8 @@ void PrintJson(const engine::BackupSummary& s, const std::string& dest) {
 }
 
 void PrintText(const engine::BackupSummary& s, const std::string& dest) {
-  std::fprintf(stderr, "backup %s (uuid %s, %s checksums)\n", dest.c_str(), s.uuid.c_str(),
+  std::fprintf(stderr, "backup %s (uuid %s, %s checksums)\n",
+               engine::EscapeForMessage(dest).c_str(), s.uuid.c_str(),
                engine::ChecksumAlgorithmName(s.algorithm));
   std::fprintf(stderr, "  files %llu (+%llu folders/symlinks), %s in total, %s read\n",
                static_cast<unsigned long long>(s.files), static_cast<unsigned long long>(s.nodes),
@@ -104,9 +105,11 @@ int CmdBackup(int argc, char** argv) {
       });
   bar.Done();
   if (!summary.ok()) return Fail(summary.status());
-  for (const auto& w : summary->warnings) std::fprintf(stderr, "stitch: warning: %s\n", w.c_str());
+  for (const auto& w : summary->warnings) {
+    std::fprintf(stderr, "stitch: warning: %s\n", engine::EscapeForMessage(w).c_str());
+  }
   for (const auto& m : summary->missing) {
-    std::fprintf(stderr, "stitch: left out %s: %s\n", m.name.c_str(),
+    std::fprintf(stderr, "stitch: left out %s: %s\n", engine::EscapeForMessage(m.name).c_str(),
                  engine::EscapeForMessage(m.reason).c_str());
   }
   if (args->Has("--json")) {

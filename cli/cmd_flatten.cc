@@ -31,7 +31,8 @@ int CmdFlatten(int argc, char** argv) {
     std::printf("%s\n", j.str().c_str());
   } else {
     std::fprintf(stderr, "flattened %s into %s: %llu files, %s stored (uuid %s)\n",
-                 chain->top().path().c_str(), args.positional[1].c_str(),
+                 engine::EscapeForMessage(chain->top().path()).c_str(),
+                 engine::EscapeForMessage(args.positional[1]).c_str(),
                  static_cast<unsigned long long>(r->files), HumanBytes(r->bytes_stored).c_str(),
                  r->uuid.c_str());
   }

@@ -54,10 +54,12 @@ void FormsJson(engine::JsonWriter& j, const engine::ManifestHeader& h,
 }
 
 void FormsText(const engine::ManifestHeader& h, const engine::BackupStats& st) {
-  if (!h.backup_id.empty()) std::printf("backup_id:         %s\n", h.backup_id.c_str());
+  if (!h.backup_id.empty()) {
+    std::printf("backup_id:         %s\n", engine::EscapeForMessage(h.backup_id).c_str());
+  }
   if (!h.data_file_name_generator.empty()) {
     std::printf("data files:        named by %s (data_file_name_generator)\n",
-                h.data_file_name_generator.c_str());
+                engine::EscapeForMessage(h.data_file_name_generator).c_str());
   }
   if (!h.deduplicate_files.value_or(true)) {
     std::printf("deduplicate_files: 0 (a plain backup: every file stored under its name)\n");
@@ -72,8 +74,9 @@ void FormsText(const engine::ManifestHeader& h, const engine::BackupStats& st) {
   }
   if (!h.original_endpoint.empty()) {
     std::printf("lightweight:       %llu file(s) in bucket %s at %s (a lightweight snapshot)\n",
-                static_cast<unsigned long long>(st.object_files), h.original_namespace.c_str(),
-                ShownEndpoint(h.original_endpoint).c_str());
+                static_cast<unsigned long long>(st.object_files),
+                engine::EscapeForMessage(h.original_namespace).c_str(),
+                engine::EscapeForMessage(ShownEndpoint(h.original_endpoint)).c_str());
   }
 }
 
@@ -112,7 +115,7 @@ void PrintJson(const engine::ResolvedBackup& chain, const engine::BackupStats& s
 void PrintText(const engine::ResolvedBackup& chain, const engine::BackupStats& st,
                const Args& args) {
   const auto& h = chain.top().header();
-  std::printf("backup:            %s\n", chain.top().path().c_str());
+  std::printf("backup:            %s\n", engine::EscapeForMessage(chain.top().path()).c_str());
   const std::string form = FormOf(chain.top().path());
   std::printf("form:              %s\n", form == "folder" || form == "s3"
                                              ? (form == "s3" ? "object storage" : "folder")
@@ -122,7 +125,9 @@ void PrintText(const engine::ResolvedBackup& chain, const engine::BackupStats& s
   std::printf("version:           %d\n", h.version);
   std::printf("checksums:         %s\n", engine::ChecksumAlgorithmName(h.algorithm));
   std::printf("base_backup:       %s\n",
-              h.base_backup.empty() ? "(none)" : engine::RedactLocator(h.base_backup).c_str());
+              h.base_backup.empty()
+                  ? "(none)"
+                  : engine::EscapeForMessage(engine::RedactLocator(h.base_backup)).c_str());
   FormsText(h, st);
   std::printf("num_files:         %llu\n", static_cast<unsigned long long>(st.num_files));
   std::printf("total_size:        %llu (%s)\n", static_cast<unsigned long long>(st.total_size),
@@ -135,15 +140,19 @@ void PrintText(const engine::ResolvedBackup& chain, const engine::BackupStats& s
   if (!missing.empty()) {
     std::printf("incomplete:        %zu source file(s) could not be backed up:\n", missing.size());
     for (const auto& m : missing) {
-      std::printf("  missing %s: %s\n", m.name.c_str(), engine::EscapeForMessage(m.reason).c_str());
+      std::printf("  missing %s: %s\n", engine::EscapeForMessage(m.name).c_str(),
+                  engine::EscapeForMessage(m.reason).c_str());
     }
   }
   std::printf("chain (%zu backup%s):\n", chain.depth(), chain.depth() == 1 ? "" : "s");
   for (size_t i = 0; i < chain.depth(); ++i) {
     const auto& b = chain.level(i);
     std::printf("  %zu  %s  %s  %s  provides %s\n", i, b.timestamp.c_str(), b.uuid.c_str(),
-                b.path().c_str(), HumanBytes(st.bytes_by_level[i]).c_str());
-    if (i > 0) std::printf("     found: %s\n", WhyFound(chain, i, args).c_str());
+                engine::EscapeForMessage(b.path()).c_str(),
+                HumanBytes(st.bytes_by_level[i]).c_str());
+    if (i > 0) {
+      std::printf("     found: %s\n", engine::EscapeForMessage(WhyFound(chain, i, args)).c_str());
+    }
   }
 }
 

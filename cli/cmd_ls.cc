@@ -1,7 +1,8 @@
-// stitch ls BACKUP [PATH] [-l] [-R] [--json]: the entries of a folder (or all, with -R), with
-// size and where their bytes come from.
+// stitch ls BACKUP [PATH] [-l] [-R] [--json]: the files, symlinks and folders of a folder (or
+// all beneath it, with -R), with size and where a file's bytes come from.
+#include <algorithm>
 #include <cstdio>
-#include <set>
+#include <map>
 
 #include "cli/commands.h"
 #include "engine/base/error_table.h"
@@ -19,45 +20,81 @@ const char* Provenance(const engine::FileEntry& e) {
   return e.base_size == e.size ? "base" : "stitched";
 }
 
-struct Listing {
-  std::vector<size_t> files;
-  std::set<std::string> dirs;  // Immediate sub-folders (without -R).
+// One line of a listing: a file (an entry), a symlink or a folder recorded by stitchfs (a
+// node), or a folder known only from the names beneath it.
+struct Item {
+  enum Kind { kFile, kSymlink, kDir } kind;
+  std::string name;  // As shown: relative to the folder listed (the whole path with -R).
+  size_t index = 0;  // kFile: entry; kSymlink: node.
+  bool operator<(const Item& o) const { return name < o.name; }
 };
 
-engine::StatusOr<Listing> Collect(const engine::Manifest& m, std::string path, bool recursive) {
-  while (!path.empty() && path.back() == '/') path.pop_back();
-  while (!path.empty() && path.front() == '/') path.erase(0, 1);
-  Listing l;
-  if (auto exact = m.FindByName(path); exact && !path.empty()) {
-    l.files.push_back(*exact);
-    return l;
+// The folders of `rest` (a name below the folder listed) that lead to it: "a", "a/b" for "a/b/c".
+void AddParents(std::string_view rest, bool recursive, std::map<std::string, Item>* dirs) {
+  for (size_t slash = rest.find('/'); slash != std::string_view::npos;
+       slash = recursive ? rest.find('/', slash + 1) : std::string_view::npos) {
+    const std::string d(rest.substr(0, slash));
+    dirs->emplace(d, Item{Item::kDir, d});
   }
-  const std::string prefix = path.empty() ? "" : path + "/";
-  for (uint32_t i : m.by_name()) {
-    std::string_view n = m.entry(i).name;
-    if (n.substr(0, prefix.size()) != prefix) continue;
-    std::string_view rest = n.substr(prefix.size());
-    size_t slash = rest.find('/');
-    if (recursive || slash == std::string_view::npos) {
-      l.files.push_back(i);
-    } else {
-      l.dirs.insert(std::string(rest.substr(0, slash)));
-    }
-  }
-  if (l.files.empty() && l.dirs.empty() && !path.empty()) {
-    return engine::Status::EntryNotFound("no entry or folder \"" + path + "\" in the backup");
-  }
-  return l;
 }
 
-void PrintJson(const engine::Manifest& m, const Listing& l) {
+// The items of folder `path` (every item beneath it with `recursive`), sorted by name; the one
+// item `path` names if it is a file or a symlink.
+engine::StatusOr<std::vector<Item>> Collect(const engine::Manifest& m, std::string path,
+                                            bool recursive) {
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  while (!path.empty() && path.front() == '/') path.erase(0, 1);
+  if (auto exact = m.FindByName(path); exact && !path.empty()) {
+    return std::vector<Item>{{Item::kFile, path, *exact}};
+  }
+  const std::string prefix = path.empty() ? "" : path + "/";
+  std::vector<Item> out;
+  std::map<std::string, Item> dirs;
+  bool found = path.empty();
+  auto add = [&](std::string_view n, Item::Kind kind, size_t i) {
+    if (n.substr(0, prefix.size()) != prefix || n.size() == prefix.size()) return;
+    found = true;
+    const std::string_view rest = n.substr(prefix.size());
+    AddParents(rest, recursive, &dirs);
+    if (!recursive && rest.find('/') != std::string_view::npos) return;
+    if (kind == Item::kDir) {
+      dirs.emplace(std::string(rest), Item{kind, std::string(rest)});
+    } else {
+      out.push_back({kind, std::string(rest), i});
+    }
+  };
+  for (uint32_t i : m.by_name()) add(m.entry(i).name, Item::kFile, i);
+  for (size_t i = 0; i < m.num_nodes(); ++i) {
+    const engine::Node n = m.node(i);
+    if (!path.empty() && n.name == path) {
+      if (n.type == engine::NodeType::kSymlink) return std::vector<Item>{{Item::kSymlink, path, i}};
+      found = true;  // A folder recorded empty.
+    }
+    add(n.name, n.type == engine::NodeType::kSymlink ? Item::kSymlink : Item::kDir, i);
+  }
+  if (!found) {
+    return engine::Status::EntryNotFound("no entry or folder \"" + path + "\" in the backup");
+  }
+  for (auto& [name, d] : dirs) out.push_back(std::move(d));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void PrintJson(const engine::Manifest& m, const std::vector<Item>& items) {
   engine::JsonWriter j;
   j.BeginArray();
-  for (const std::string& d : l.dirs)
-    j.BeginObject().Key("name").String(d).Key("type").String("dir").EndObject();
-  for (size_t i : l.files) {
-    const engine::FileEntry e = m.entry(i);
-    j.BeginObject().Key("name").String(e.name).Key("type").String("file");
+  for (const Item& it : items) {
+    if (it.kind == Item::kDir) {
+      j.BeginObject().Key("name").String(it.name).Key("type").String("dir").EndObject();
+      continue;
+    }
+    if (it.kind == Item::kSymlink) {
+      j.BeginObject().Key("name").String(it.name).Key("type").String("symlink");
+      j.Key("target").String(m.node(it.index).target).EndObject();
+      continue;
+    }
+    const engine::FileEntry e = m.entry(it.index);
+    j.BeginObject().Key("name").String(it.name).Key("type").String("file");
     j.Key("size").Number(e.size).Key("provenance").String(Provenance(e));
     j.Key("base_size")
         .Number(e.base_size)
@@ -70,25 +107,25 @@ void PrintJson(const engine::Manifest& m, const Listing& l) {
   std::printf("%s\n", j.str().c_str());
 }
 
-void PrintText(const engine::Manifest& m, const Listing& l, bool longform,
-               const std::string& path) {
-  std::string prefix = path;
-  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-  if (!prefix.empty()) prefix += "/";
-  for (const std::string& d : l.dirs) {
-    if (longform) std::printf("%-8s %14s %14s  ", "dir", "-", "-");
-    std::printf("%s/\n", engine::EscapeForMessage(d).c_str());
-  }
-  for (size_t i : l.files) {
-    const engine::FileEntry e = m.entry(i);
-    std::string_view shown = e.name;
-    if (shown.substr(0, prefix.size()) == prefix && shown.size() > prefix.size())
-      shown.remove_prefix(prefix.size());
-    if (longform) {
+// One line per item, names escaped (one name per line whatever it holds): folders end in '/',
+// with -l a symlink shows "-> TARGET".
+void PrintText(const engine::Manifest& m, const std::vector<Item>& items, bool longform) {
+  for (const Item& it : items) {
+    std::string line = engine::EscapeForMessage(it.name);
+    if (it.kind == Item::kDir) line += "/";
+    if (it.kind == Item::kSymlink && longform) {
+      line += " -> " + engine::EscapeForMessage(m.node(it.index).target);
+    }
+    if (longform && it.kind == Item::kFile) {
+      const engine::FileEntry e = m.entry(it.index);
       std::printf("%-8s %14llu %14llu  ", Provenance(e), static_cast<unsigned long long>(e.size),
                   static_cast<unsigned long long>(e.base_size));
+    } else if (longform && it.kind == Item::kSymlink) {
+      std::printf("%-8s %14zu %14s  ", "symlink", m.node(it.index).target.size(), "-");
+    } else if (longform) {
+      std::printf("%-8s %14s %14s  ", "dir", "-", "-");
     }
-    std::printf("%s\n", engine::EscapeForMessage(shown).c_str());  // One name per line.
+    std::printf("%s\n", line.c_str());
   }
 }
 
@@ -101,13 +138,13 @@ int CmdLs(int argc, char** argv) {
   if (!chain) return code;
   const std::string path = args.positional.size() > 1 ? args.positional[1] : "";
   const engine::Manifest& m = chain->top().manifest();
-  auto listing = Collect(m, path, args.Has("-R"));
-  if (!listing.ok()) return Fail(listing.status().WithPrefix(chain->top().Prefix()));
+  auto items = Collect(m, path, args.Has("-R"));
+  if (!items.ok()) return Fail(items.status().WithPrefix(chain->top().Prefix()));
   if (args.Has("--json")) {
-    PrintJson(m, *listing);
+    PrintJson(m, *items);
   } else {
     if (args.Has("-l")) std::printf("%-8s %14s %14s  %s\n", "KIND", "SIZE", "BASE_SIZE", "NAME");
-    PrintText(m, *listing, args.Has("-l"), path);
+    PrintText(m, *items, args.Has("-l"));
   }
   return engine::kExitOk;
 }

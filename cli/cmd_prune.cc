@@ -52,29 +52,41 @@ int CmdPrune(int argc, char** argv) {
                                  });
   bar.Done();
   if (!plan.ok()) return Fail(plan.status());
-  uint64_t freed = 0, written = 0;
+  uint64_t freed = 0, written = 0, flattened = 0;
   engine::JsonWriter j;
   j.BeginArray();
   for (const auto& a : *plan) {
-    (a.kind == engine::PruneAction::kRemove ? freed : written) += a.bytes;
+    freed += a.freed;
+    written += a.written;
     j.BeginObject().Key("action").String(KindName(a.kind)).Key("backup").String(a.name);
-    j.Key("reason").String(a.why).Key("bytes").Number(a.bytes).EndObject();
+    j.Key("reason").String(a.why).Key("freed").Number(a.freed).Key("written").Number(a.written);
+    // "bytes" as before: freed by a removal, written by a flattening.
+    j.Key("bytes").Number(a.kind == engine::PruneAction::kFlatten ? a.written : a.freed);
+    j.EndObject();
     if (args->Has("--json")) continue;
+    // Names escaped: one backup per line, whatever the store's folders are called.
+    const std::string name = engine::EscapeForMessage(a.name);
+    const std::string why = engine::EscapeForMessage(a.why);
     if (a.kind == engine::PruneAction::kFlatten) {
-      std::printf("flatten %s (its base %s goes)%s\n", a.name.c_str(), a.why.c_str(),
-                  p.dry_run ? "" : (", wrote " + HumanBytes(a.bytes)).c_str());
+      ++flattened;
+      std::printf("flatten %s (its base %s goes): %s freed%s\n", name.c_str(), why.c_str(),
+                  HumanBytes(a.freed).c_str(),
+                  p.dry_run ? "" : (", " + HumanBytes(a.written) + " written").c_str());
     } else if (a.kind == engine::PruneAction::kRemove) {
-      std::printf("remove  %s (%s)\n", a.name.c_str(), HumanBytes(a.bytes).c_str());
+      std::printf("remove  %s (%s)\n", name.c_str(), HumanBytes(a.freed).c_str());
     } else {
-      std::printf("keep    %s (%s)\n", a.name.c_str(), a.why.c_str());
+      std::printf("keep    %s (%s)\n", name.c_str(), why.c_str());
     }
   }
   j.EndArray();
   if (args->Has("--json")) {
     std::printf("%s\n", j.str().c_str());
+  } else if (p.dry_run) {
+    std::printf("dry run: would have %s freed%s\n", HumanBytes(freed).c_str(),
+                flattened ? " and written a full copy of each backup flattened" : "");
   } else {
-    std::printf("%s%s freed, %s written by flattening\n", p.dry_run ? "dry run: would have " : "",
-                HumanBytes(freed).c_str(), HumanBytes(written).c_str());
+    std::printf("%s freed, %s written by flattening\n", HumanBytes(freed).c_str(),
+                HumanBytes(written).c_str());
   }
   return engine::kExitOk;
 }

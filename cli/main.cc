@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/help.h"
 #include "cli/progress.h"
+#include "engine/base/cache_dir.h"
 #include "engine/base/error_table.h"
 
 namespace {
@@ -74,6 +75,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   RaiseFdLimit();
+  // Before any cache is opened: a cache folder that cannot be made private is not used.
+  if (const std::string& w = stitchfs::engine::CheckDefaultCacheDir(); !w.empty()) {
+    std::fprintf(stderr, "stitch: warning: %s\n", w.c_str());
+  }
   stitchfs::cli::ShowArchiveIndexing();
   for (const Command& c : kCommands) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
@@ -90,7 +95,8 @@ int main(int argc, char** argv) {
       return stitchfs::engine::kExitFailure;
     }
   }
-  std::fprintf(stderr, "stitch: unknown command '%s'\n", argv[1]);
+  std::fprintf(stderr, "stitch: unknown command '%s'\n",
+               stitchfs::engine::EscapeForMessage(argv[1]).c_str());
   Usage(stderr, false);
   return stitchfs::engine::kExitUsage;
 }

@@ -16,7 +16,7 @@ engine::Status NoInode(uint64_t ino) {
 BackupView::BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, AttrOptions attr,
                        uint64_t parent_ino)
     : backup_(std::move(backup)),
-      table_(InodeTable::Build(backup_->top().manifest(), &conflicts_)),
+      table_(InodeTable::Build(backup_->top().manifest())),
       attr_(attr),
       parent_ino_(parent_ino) {
   const engine::Manifest& m = backup_->top().manifest();
@@ -115,12 +115,19 @@ engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> BackupView::Op
 
 engine::StatusOr<OpenedFile> BackupView::OpenChecked(uint64_t ino) const {
   ASSIGN_OR_RETURN(auto reader, Open(ino));
-  OpenedFile out{std::move(reader), nullptr};
+  OpenedFile out{std::move(reader), nullptr, std::nullopt};
   const Inode* n = IsManifest(ino) || IsMirror(ino) ? nullptr : Get(ino);
   if (n != nullptr && n->type == InodeType::kFile && out.reader->size() > 0) {
     out.check = std::make_unique<engine::ContentCheck>(*backup_, n->ref, backup_);
+    std::lock_guard<std::mutex> lock(damaged_mu_);
+    if (auto it = damaged_.find(ino); it != damaged_.end()) out.damaged = it->second;
   }
   return out;
+}
+
+void BackupView::NoteDamaged(uint64_t ino, const engine::Status& s) const {
+  std::lock_guard<std::mutex> lock(damaged_mu_);
+  if (damaged_.size() < kMaxDamaged) damaged_.emplace(ino, s);
 }
 
 engine::StatusOr<std::string> BackupView::Readlink(uint64_t ino) const {

@@ -1,6 +1,7 @@
 // BackupView: one resolved backup as a Namespace, over its immutable InodeTable.
 #pragma once
 
+#include <map>
 #include <mutex>
 
 #include "engine/read/backup_stats.h"
@@ -27,6 +28,7 @@ class BackupView final : public Namespace {
   // A regular file of the backup (not .appended's, not the flat manifest) with bytes gets its
   // ContentCheck.
   engine::StatusOr<OpenedFile> OpenChecked(uint64_t ino) const override;
+  void NoteDamaged(uint64_t ino, const engine::Status& s) const override;
   engine::StatusOr<std::string> Readlink(uint64_t ino) const override;
   engine::StatusOr<std::vector<std::string>> XattrNames(uint64_t ino) const override;
   engine::StatusOr<std::string> Xattr(uint64_t ino, const std::string& name) const override;
@@ -35,7 +37,6 @@ class BackupView final : public Namespace {
 
   const engine::ResolvedBackup& backup() const { return *backup_; }
   const InodeTable& table() const { return table_; }
-  const std::vector<std::string>& conflicts() const { return conflicts_; }
   // For a regular file that is not a hard link: where it has been unchanged since (see
   // engine::ResolveOptions::origins). nullopt for anything else.
   std::optional<engine::ResolvedBackup::Origin> Origin(uint64_t ino) const;
@@ -69,11 +70,13 @@ class BackupView final : public Namespace {
   uint64_t Mirror(uint64_t real) const { return real + table_.size(); }
 
   std::shared_ptr<const engine::ResolvedBackup> backup_;
-  std::vector<std::string> conflicts_;
   InodeTable table_;
   AttrOptions attr_;
   uint64_t parent_ino_;
   uint64_t total_size_ = 0;
+  mutable std::mutex damaged_mu_;
+  mutable std::map<uint64_t, engine::Status> damaged_;  // NoteDamaged's (at most kMaxDamaged).
+  static constexpr size_t kMaxDamaged = 4096;
   mutable std::once_flag manifest_once_;
   mutable engine::StatusOr<uint64_t> manifest_size_ = uint64_t{0};  // Set on first use.
   mutable std::once_flag stats_once_;

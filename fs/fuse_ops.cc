@@ -35,7 +35,8 @@ uint64_t Caller(fuse_req_t req) { return static_cast<uint64_t>(fuse_req_ctx(req)
 // when there is none). Created by OnOpen, deleted by OnRelease.
 struct OpenFile {
   std::shared_ptr<const engine::RandomAccessFile> reader;
-  std::unique_ptr<SequentialCheck> check;
+  // Shared: a read answered may go on checking its bytes while the file is released.
+  std::shared_ptr<SequentialCheck> check;
 };
 
 // Runs `fn`, which must reply; if it throws, replies ENOMEM or EIO (the one catch site).
@@ -226,7 +227,7 @@ void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if (!opened.ok()) return ReplyError(req, opened.status());
     auto* f = new OpenFile{std::move(opened->reader), nullptr};
     if (opened->check && Ctx(req).verify_reads) {
-      f->check = std::make_unique<SequentialCheck>(std::move(opened->check));
+      f->check = std::make_shared<SequentialCheck>(std::move(opened->check), opened->damaged);
     }
     fi->fh = reinterpret_cast<uint64_t>(f);
     fi->keep_cache = 1;  // Content never changes: keep the page cache across opens.
@@ -234,27 +235,44 @@ void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   });
 }
 
-// The bytes a read of `f` at `off` got pass its check; if they complete a file that does not
-// match its checksum, replies EIO (logging the file and the backup with the bad bytes) and
-// returns false.
-bool Checked(fuse_req_t req, const OpenFile& f, off_t off, std::string_view bytes) {
-  if (!f.check) return true;
-  engine::Status s = f.check->Accept(static_cast<uint64_t>(off), bytes);
-  if (s.ok()) return true;
+// Replies `bytes`, which a read of `f` (inode `ino`) at `off` got, and has them checked: the read
+// of the file's end, which may complete a file that does not match its checksum, before it is
+// answered (EIO then, logging the file and the backup with the bad bytes); every other read after
+// it is answered, since its bytes cannot fail it (the kernel and the reader get on meanwhile).
+void ReplyChecked(fuse_req_t req, fuse_ino_t ino, const OpenFile& f, off_t off,
+                  std::string_view bytes) {
+  const std::shared_ptr<SequentialCheck> check = f.check;
+  if (!check) return (void)fuse_reply_buf(req, bytes.data(), bytes.size());
+  const uint64_t at = static_cast<uint64_t>(off);
+  if (bytes.empty() || at + bytes.size() < f.reader->size()) {
+    fuse_reply_buf(req, bytes.data(), bytes.size());
+    check->Accept(at, bytes).IgnoreError();  // (Not the end: always OK.)
+    return;
+  }
+  engine::Status s = check->Accept(at, bytes);
+  if (!s.ok()) {
+    Ns(req).NoteDamaged(ino, s);
+    return ReplyError(req, s);
+  }
+  fuse_reply_buf(req, bytes.data(), bytes.size());
+}
+
+// Replies the error of a read of `f` at `off` (whose bytes its check will not get).
+void ReplyFailedRead(fuse_req_t req, const OpenFile& f, off_t off, const engine::Status& s) {
+  if (f.check) f.check->Cancel(static_cast<uint64_t>(off));
   ReplyError(req, s);
-  return false;
 }
 
 // Replies: buf | err
-void OnRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   Guard(req, [&] {
     const auto* f = reinterpret_cast<const OpenFile*>(fi->fh);
+    if (f->check) f->check->Begin(static_cast<uint64_t>(off));
     // Bytes the reader holds in memory (an object store's read-ahead) go out as they are.
     auto loan = f->reader->Lend(static_cast<uint64_t>(off), size);
-    if (!loan.ok()) return ReplyError(req, loan.status());
+    if (!loan.ok()) return ReplyFailedRead(req, *f, off, loan.status());
     if (!loan->bytes.empty()) {
-      if (!Checked(req, *f, off, loan->bytes)) return;
-      return (void)fuse_reply_buf(req, loan->bytes.data(), loan->bytes.size());
+      return ReplyChecked(req, ino, *f, off, loan->bytes);
     }
     // One buffer per worker thread, grown but never zero-filled (the read overwrites it).
     thread_local std::unique_ptr<char[]> buf;
@@ -264,9 +282,8 @@ void OnRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
       capacity = size;
     }
     auto n = f->reader->ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.get(), size));
-    if (!n.ok()) return ReplyError(req, n.status());
-    if (!Checked(req, *f, off, std::string_view(buf.get(), *n))) return;
-    fuse_reply_buf(req, buf.get(), *n);
+    if (!n.ok()) return ReplyFailedRead(req, *f, off, n.status());
+    ReplyChecked(req, ino, *f, off, std::string_view(buf.get(), *n));
   });
 }
 

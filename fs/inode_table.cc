@@ -104,7 +104,7 @@ std::vector<uint32_t> SortLinks(const std::vector<Link>& links, size_t num_inode
 
 }  // namespace
 
-InodeTable InodeTable::Build(const engine::Manifest& m, std::vector<std::string>* conflicts) {
+InodeTable InodeTable::Build(const engine::Manifest& m) {
   InodeTable t(&m);
   Builder b(&t.inodes_);
   std::vector<std::pair<std::string_view, uint32_t>> symlinks;
@@ -130,10 +130,7 @@ InodeTable InodeTable::Build(const engine::Manifest& m, std::vector<std::string>
   for (uint32_t i : m.by_name()) {  // Names sorted: a merge finds those that are folders.
     engine::FileEntry e = m.entry(i);
     while (next_dir != dirs.end() && *next_dir < e.name) ++next_dir;
-    if (next_dir != dirs.end() && *next_dir == e.name) {
-      conflicts->push_back(std::string(e.name));
-      continue;
-    }
+    if (next_dir != dirs.end() && *next_dir == e.name) continue;  // (CheckNames refuses it.)
     uint32_t ino = 0;
     if (leaders[i] != i) {
       auto it = leader_ino.find(leaders[i]);
@@ -149,10 +146,7 @@ InodeTable InodeTable::Build(const engine::Manifest& m, std::vector<std::string>
     b.Link(e.name, ino);
   }
   for (auto [name, node] : symlinks) {
-    if (b.IsDir(name)) {
-      conflicts->push_back(std::string(name));
-      continue;
-    }
+    if (b.IsDir(name)) continue;  // (CheckNames refuses it.)
     b.Link(name, b.New(InodeType::kSymlink, 0, node));
   }
   const auto& links = b.links_;

@@ -47,9 +47,11 @@ class InodeTable {
   static constexpr uint32_t kNoRef = UINT32_MAX;
   static constexpr uint32_t kRoot = 1;
 
-  // Builds the tree. Folders that are only implied by paths get default attributes. A name
-  // that is both a file and a folder keeps the folder (the file is reported in `conflicts`).
-  static InodeTable Build(const engine::Manifest& m, std::vector<std::string>* conflicts);
+  // Builds the tree. Folders that are only implied by paths get default attributes. REQUIRES:
+  // `m` names every path once and nothing under a file (engine::CheckNames, which every
+  // manifest read or loaded from the cache has passed); were a name both a file and a folder,
+  // the folder would be kept.
+  static InodeTable Build(const engine::Manifest& m);
 
   size_t size() const { return inodes_.size() - 1; }
   // nullptr if `ino` is out of range.

@@ -7,6 +7,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include <memory>
 
 #include "cli/progress.h"
+#include "engine/base/cache_dir.h"
 #include "engine/base/error_table.h"
 #include "engine/s3/s3_address.h"
 #include "engine/storage/locator.h"
@@ -57,8 +59,32 @@ void RaiseFdLimit() {
 }
 
 int Fail(int code, const std::string& message) {
-  std::fprintf(stderr, "stitchfs: %s\n", message.c_str());
+  std::fprintf(stderr, "stitchfs: %s\n", eng::EscapeForMessage(message).c_str());
   return code;
+}
+
+// `path` as an absolute path without symlinks, if it is a folder to mount on; else what is
+// wrong with it, and for a mount whose daemon died (ENOTCONN) how to clear it.
+eng::StatusOr<std::string> MountPoint(const std::string& path) {
+  struct stat st;
+  char* real = ::realpath(path.c_str(), nullptr);
+  const int err = real == nullptr ? errno : ::stat(real, &st) != 0 ? errno : 0;
+  std::string out = real ? real : "";
+  std::free(real);
+  if (err == ENOTCONN) {
+    return eng::Status(eng::ErrorCode::kIOError,
+                       "mount point " + path +
+                           " is a stale mount (the program that served it has ended); clear it "
+                           "with: fusermount3 -u " +
+                           path,
+                       err);
+  }
+  if (err != 0) return eng::Status::IOError("mount point " + path + " is not a folder", err);
+  if (!S_ISDIR(st.st_mode)) {
+    return eng::Status(eng::ErrorCode::kIOError, "mount point " + path + " is not a folder",
+                       ENOTDIR);
+  }
+  return out;
 }
 
 // The device number of the newest mount at `mountpoint`, from /proc/self/mountinfo. (Not
@@ -154,14 +180,13 @@ int main(int argc, char** argv) {
   sfs::Options& o = *parsed;
   if (o.help) return std::printf("%s", sfs::kUsage), 0;
   if (o.version) return std::printf("stitchfs %s\n", STITCHFS_VERSION), 0;
-  struct stat st;
-  char* real = ::realpath(o.mountpoint.c_str(), nullptr);
-  if (real == nullptr || ::stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    std::free(real);
-    return Fail(eng::kExitMount, "mount point " + o.mountpoint + " is not a folder");
+  // Before any cache is opened, while stderr is still the user's.
+  if (const std::string& w = eng::CheckDefaultCacheDir(); !w.empty()) {
+    std::fprintf(stderr, "stitchfs: warning: %s\n", w.c_str());
   }
-  o.mountpoint = real;  // Absolute: the daemon changes folder, and unmount needs the real path.
-  std::free(real);
+  auto mountpoint = MountPoint(o.mountpoint);
+  if (!mountpoint.ok()) return Fail(eng::kExitMount, mountpoint.status().message());
+  o.mountpoint = *mountpoint;  // Absolute: the daemon changes folder, unmount needs the path.
   if (eng::IsS3Location(o.backup)) {
     o.backup = eng::NormalLocation(o.backup);
   } else if (char* real_backup = ::realpath(o.backup.c_str(), nullptr)) {
@@ -189,13 +214,7 @@ int main(int argc, char** argv) {
     auto backup = eng::ResolvedBackup::Open(o.backup, o.chain);
     if (!backup.ok()) return Fail(eng::ExitCodeFor(backup.status()), backup.status().ToString());
     attr.default_mtime_sec = eng::CivilToEpochSeconds((*backup)->top().header().time);
-    auto view = std::make_unique<sfs::BackupView>(*backup, attr);
-    for (const auto& c : view->conflicts()) {
-      std::fprintf(stderr,
-                   "stitchfs: warning: \"%s\" is both a file and a folder; showing the folder\n",
-                   c.c_str());
-    }
-    state.ns = std::move(view);
+    state.ns = std::make_unique<sfs::BackupView>(*backup, attr);
 #ifdef __GLIBC__
     ::malloc_trim(0);  // Return what building the tree used and freed (a few MB per million).
 #endif

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,7 @@ struct DirEntry {
 struct OpenedFile {
   std::shared_ptr<const engine::RandomAccessFile> reader;
   std::unique_ptr<engine::ContentCheck> check;
+  std::optional<engine::Status> damaged;  // What an earlier whole read found (NoteDamaged).
 };
 
 // Thread-safe: handlers call it from many threads.
@@ -58,8 +60,10 @@ class Namespace {
   // The same with the check of its bytes (OpenedFile::check), from the same opening.
   virtual engine::StatusOr<OpenedFile> OpenChecked(uint64_t ino) const {
     ASSIGN_OR_RETURN(auto reader, Open(ino));
-    return OpenedFile{std::move(reader), nullptr};
+    return OpenedFile{std::move(reader), nullptr, std::nullopt};
   }
+  // A whole read of file `ino` found it damaged (`s`): later opens carry it (OpenedFile).
+  virtual void NoteDamaged(uint64_t /*ino*/, const engine::Status& /*s*/) const {}
   // The target of symlink `ino`; kInvalidArgument if `ino` is not a symlink.
   virtual engine::StatusOr<std::string> Readlink(uint64_t ino) const = 0;
   // Lookup and Readlink as asked by thread `caller` (FUSE's pid of the request; 0: unknown),

@@ -2,8 +2,11 @@
 
 #include <malloc.h>
 
+#include <cerrno>
 #include <chrono>
 #include <thread>
+
+#include "engine/base/error_table.h"
 
 namespace stitchfs::fs {
 
@@ -32,6 +35,16 @@ namespace {
 bool SameManifest(const std::string& path, const engine::ManifestIdentity& id) {
   auto now = engine::StatManifest(path);
   return now.ok() && *now == id;
+}
+
+// The error a reader gets for a backup that does not open: EIO (logged with the reason, as
+// fuse_ops logs every EIO) whatever the reason's code, but for what is true of a read too
+// (ENOENT: gone; ENOMEM; EACCES: the storage refused). A base locator that does not parse
+// (kInvalidArgument) would otherwise be EINVAL, and an Azure base (kNotSupported) EROFS.
+engine::Status Unopenable(const engine::Status& s) {
+  const int err = engine::ErrnoFor(s);
+  if (err == EIO || err == ENOENT || err == ENOMEM || err == EACCES) return s;
+  return engine::Status(engine::ErrorCode::kIOError, s.ToString(), EIO);
 }
 
 }  // namespace
@@ -88,15 +101,13 @@ engine::StatusOr<std::shared_ptr<const BackupView>> OpenBackups::View(uint64_t k
       std::lock_guard<std::mutex> lock(mu_);
       return Install(k, std::move(backup), &again);
     }();
-    if (view.ok() || view.status().code() == engine::ErrorCode::kEntryNotFound ||
-        attempt >= kOpenAttempts) {
-      return view;
-    }
+    if (view.ok() || view.status().code() == engine::ErrorCode::kEntryNotFound) return view;
+    if (attempt >= kOpenAttempts) return Unopenable(view.status());
     // The folder or a base's may be being rewritten in place (prune flattens a chain one level
     // after another): look at the store again and retry at once if it changed, else a little
     // later, twice; a backup that stays unreadable is an error after that.
     if (!Rescan(/*force=*/true) && !again) {
-      if (++quiet > 2) return view;
+      if (++quiet > 2) return Unopenable(view.status());
       std::this_thread::sleep_for(std::chrono::milliseconds(20 * quiet));
     }
   }

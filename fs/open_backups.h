@@ -43,8 +43,10 @@ class OpenBackups {
   bool Rescan(bool force);
   // The opened backup of slot `k`, opening it if needed. kEntryNotFound if there is no such
   // slot or it has retired (the backup went, or another took its place); otherwise why it
-  // cannot be opened (kBackupDamaged, kBackupNotFound, ...). An open that fails while the
-  // store changes (a chain being flattened in place) is tried again, up to kOpenAttempts.
+  // cannot be opened (kBackupDamaged, kBackupNotFound, ...), always an error a reader gets as
+  // EIO, ENOMEM or EACCES (a base locator that does not parse is kIOError, not EINVAL). An
+  // open that fails while the store changes (a chain being flattened in place) is tried
+  // again, up to kOpenAttempts.
   static constexpr int kOpenAttempts = 8;
   engine::StatusOr<std::shared_ptr<const BackupView>> View(uint64_t k);
   // `fn(const engine::StoreIndex&)`, under the lock.

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "engine/s3/s3_address.h"
 #include "engine/storage/backup_folder.h"
 #include "engine/storage/clickhouse_config.h"
 #include "engine/storage/locator.h"
@@ -101,6 +102,7 @@ engine::Status MountOption(const std::string& opt, Options* o) {
   } else if (key == "clickhouse_config" && !val.empty()) {
     o->clickhouse_config = val;
   } else if (key == "s3_endpoint" && !val.empty()) {
+    RETURN_IF_ERROR(engine::CheckNoUrlCredentials(val, "-o s3_endpoint="));
     o->s3.endpoint = val;
   } else if (key == "s3_region" && !val.empty()) {
     o->s3.region = val;
@@ -121,13 +123,6 @@ engine::Status MountOption(const std::string& opt, Options* o) {
     return engine::Status::InvalidArgument("unknown mount option " + opt);
   }
   return engine::Status::OK();
-}
-
-// A BACKUP or base=: a locator resolved in `context`, else a path or URL in its one spelling.
-engine::StatusOr<std::string> Location(const std::string& arg,
-                                       const engine::LocatorContext& context) {
-  if (engine::LooksLikeLocator(arg)) return engine::ResolveUserLocator(arg, context);
-  return engine::NormalLocation(arg);
 }
 
 engine::Status OptionList(const std::string& list, Options* o) {
@@ -176,11 +171,12 @@ engine::StatusOr<Options> ParseOptions(int argc, char** argv) {
                                                                 o.disks, &warnings));
   for (const auto& w : warnings) std::fprintf(stderr, "stitchfs: warning: %s\n", w.c_str());
   o.backup = positional[0];  // As given (it names the mount); made a location in main.
-  if (engine::LooksLikeLocator(o.backup)) {
-    ASSIGN_OR_RETURN(o.backup, engine::ResolveUserLocator(o.backup, o.chain.locators));
+  if (engine::LooksLikeLocator(o.backup) || engine::IsS3Location(o.backup)) {
+    ASSIGN_OR_RETURN(o.backup, engine::ResolveUserLocation(o.backup, o.chain.locators));
   }
   if (!o.chain.base_override.empty()) {
-    ASSIGN_OR_RETURN(o.chain.base_override, Location(o.chain.base_override, o.chain.locators));
+    ASSIGN_OR_RETURN(o.chain.base_override,
+                     engine::ResolveUserLocation(o.chain.base_override, o.chain.locators));
   }
   return o;
 }

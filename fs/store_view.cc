@@ -315,6 +315,10 @@ engine::StatusOr<OpenedFile> StoreView::OpenChecked(uint64_t ino) const {
   return file;
 }
 
+void StoreView::NoteDamaged(uint64_t ino, const engine::Status& s) const {
+  if (auto view = backups_.View(SlotOf(ino)); view.ok()) (*view)->NoteDamaged(LocalOf(ino), s);
+}
+
 engine::StatusOr<std::string> StoreView::Readlink(uint64_t ino) const { return ReadlinkBy(0, ino); }
 
 engine::StatusOr<std::string> StoreView::ReadlinkBy(uint64_t caller, uint64_t ino) const {

@@ -52,6 +52,7 @@ class StoreView final : public Namespace {
   engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> Open(
       uint64_t ino) const override;
   engine::StatusOr<OpenedFile> OpenChecked(uint64_t ino) const override;
+  void NoteDamaged(uint64_t ino, const engine::Status& s) const override;
   engine::StatusOr<std::string> Readlink(uint64_t ino) const override;
   engine::StatusOr<std::string> ReadlinkBy(uint64_t caller, uint64_t ino) const override;
   engine::StatusOr<std::vector<std::string>> XattrNames(uint64_t ino) const override;

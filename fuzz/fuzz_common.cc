@@ -82,6 +82,28 @@ void CheckEntry(size_t i, const FileEntry& e) {
   if (e.meta) Require(ValidMeta(*e.meta), "entry metadata in range", Where(i, e));
 }
 
+// What engine::CheckNames promises, checked the slow way: every name once among entries and
+// nodes, and no name under a file or a symlink (each of its parents is looked up).
+void CheckNamesNaively(const Manifest& m) {
+  std::map<std::string_view, bool> folder;  // Name -> is a folder (a <stitchfs_dir>).
+  for (size_t i = 0; i < m.num_entries(); ++i) {
+    Require(folder.emplace(m.name(i), false).second, "a name twice", Printable(m.name(i)));
+  }
+  for (size_t i = 0; i < m.num_nodes(); ++i) {
+    const Node n = m.node(i);
+    Require(folder.emplace(n.name, n.type == engine::NodeType::kDir).second, "a name twice",
+            Printable(n.name));
+  }
+  for (const auto& [name, is_folder] : folder) {
+    for (size_t slash = name.find('/'); slash != std::string_view::npos;
+         slash = name.find('/', slash + 1)) {
+      auto parent = folder.find(name.substr(0, slash));
+      Require(parent == folder.end() || parent->second, "a name under a file or symlink",
+              Printable(name));
+    }
+  }
+}
+
 }  // namespace
 
 void Fail(std::string_view what, std::string_view detail) {
@@ -214,6 +236,7 @@ void ExerciseManifest(const Manifest& m) {
   }
   const engine::Status links = engine::CheckLinks(m);
   Require(links.ok(), "hard links are consistent", links.ToString());
+  CheckNamesNaively(m);
 }
 
 std::string DiffEntriesAndNodes(const Manifest& a, const Manifest& b) {

@@ -46,7 +46,7 @@ class MemFile {
 // ParseManifest and the cache promise holds: safe names, base_size <= size <= 2^63-1, fields
 // that agree with each other, metadata in range, a valid header, lookups that return the first
 // entry of a name or content, by_name() sorted and complete, consistent hard links, as many
-// missing files as the header says.
+// missing files as the header says, every name once and none under a file or a symlink.
 void ExerciseManifest(const engine::Manifest& m);
 
 // Empty if `a` and `b` have the same entries (every field, in order), nodes and missing files;

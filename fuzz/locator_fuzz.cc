@@ -3,8 +3,10 @@
 // and a few mapped disks) and RedactLocator run on it: every candidate must be absolute and
 // lexically normal (an S3 one: a normal S3 location), at most one primary and first, a Disk
 // primary inside its disk's folder, no secret in a candidate or its reason, an S3 locator shown
-// with its credentials hidden; errors must carry a documented code, and FileLocator of the
-// input must parse back to exactly that path.
+// with its credentials hidden; errors must carry a documented code (a locator that does not
+// parse is the backup's damage) and never show a secret; StripLocatorCredentials keeps no
+// secret, is idempotent and names the same candidates; and FileLocator of the input must parse
+// back to exactly that path.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -65,6 +67,23 @@ bool HasDotDot(const std::string& path) {
   return false;
 }
 
+// True if `message` is "cannot parse base backup locator <engine_only>: <why> at byte <N>"
+// with one of ParseLocator's fixed reasons: nothing of the text but its engine name.
+bool ShowsNoText(const std::string& message, const std::string& engine_only) {
+  const std::string head = "cannot parse base backup locator " + engine_only + ": ";
+  if (message.rfind(head, 0) != 0) return false;
+  const size_t at = message.rfind(" at byte ");
+  if (at == std::string::npos || at < head.size()) return false;
+  const std::string digits = message.substr(at + 9);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+  const std::string why = message.substr(head.size(), at - head.size());
+  for (const char* fixed : {"no engine name", "no '(' after the engine name", "no ')' at the end",
+                            "text after the ')'", "unterminated string", "empty argument"}) {
+    if (why == fixed) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -76,23 +95,48 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   context.backups_root = "/var/lib/clickhouse/backups";
   context.disks = Disks();
   auto search = stitchfs::engine::FindBaseCandidates(text, kChild, context);
+  const std::string stripped = stitchfs::engine::StripLocatorCredentials(text);
+  Require(stitchfs::engine::StripLocatorCredentials(stripped) == stripped,
+          "StripLocatorCredentials is idempotent", shown + " -> " + Printable(stripped));
   if (!loc.ok()) {
     Require(loc.status().code() == ErrorCode::kInvalidArgument,
             "ParseLocator fails with kInvalidArgument", loc.status().ToString());
-    Require(!search.ok() && search.status().code() == ErrorCode::kInvalidArgument,
-            "FindBaseCandidates refuses what ParseLocator refuses", shown);
+    Require(!search.ok() && search.status().code() == ErrorCode::kBackupDamaged,
+            "FindBaseCandidates calls what ParseLocator refuses damage", shown);
+    const std::string engine_only = stitchfs::engine::RedactUnparsable(text);
+    Require(stitchfs::engine::RedactLocator(text) == engine_only &&
+                stripped == (text.empty() ? "" : engine_only),
+            "a locator that does not parse is shown and kept as its engine name alone", shown);
+    Require(ShowsNoText(search.status().message(), engine_only),
+            "a locator that does not parse is not in the message", shown);
   } else {
     Require(!loc->engine.empty(), "a parsed locator names an engine", shown);
   }
   if (!search.ok()) {
     const ErrorCode c = search.status().code();
-    Require(c == ErrorCode::kInvalidArgument || c == ErrorCode::kInsecurePath ||
+    Require(c == ErrorCode::kBackupDamaged || c == ErrorCode::kInsecurePath ||
                 c == ErrorCode::kNotSupported,
             "FindBaseCandidates fails with a documented code", search.status().ToString());
     return 0;
   }
   const std::string secret = loc->engine == "S3" && loc->args.size() == 3 ? loc->args[2] : "";
-  const bool check_secret = secret.size() >= 8 && loc->args[0].find(secret) == std::string::npos;
+  // (Not when the secret is part of the URL as quoted, quotes included: then it is the URL's.)
+  const bool check_secret =
+      secret.size() >= 8 && loc->args[0].find(secret) == std::string::npos &&
+      stitchfs::engine::FileLocator(loc->args[0]).find(secret) == std::string::npos;
+  if (check_secret) {
+    Require(stripped.find(secret) == std::string::npos, "a stripped locator keeps no secret",
+            shown + " -> " + Printable(stripped));
+  }
+  // The stripped text names the same places (only the keyring learns the credentials).
+  auto same = stitchfs::engine::FindBaseCandidates(stripped, kChild, context);
+  Require(same.ok() && same->candidates.size() == search->candidates.size(),
+          "a stripped locator names the same candidates", shown + " -> " + Printable(stripped));
+  for (size_t i = 0; i < search->candidates.size(); ++i) {
+    Require(same->candidates[i].location == search->candidates[i].location &&
+                same->candidates[i].primary == search->candidates[i].primary,
+            "a stripped locator names the same candidates", shown + " -> " + Printable(stripped));
+  }
   int primaries = 0;
   for (const auto& c : search->candidates) {
     const std::string& where = c.location;

@@ -11,7 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The same list as STITCHFS_FUZZ_TARGETS in fuzz/CMakeLists.txt.
-TARGETS=(manifest_reader manifest_cache locator mount_options at_names resolved_index archive)
+TARGETS=(manifest_reader manifest_cache locator mount_options at_names resolved_index archive
+  archive_index)
 
 usage() {
   echo "usage: scripts/fuzz.sh SECONDS [TARGET...]   targets: ${TARGETS[*]}" >&2

@@ -6,7 +6,6 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include "engine/base/cache_dir.h"
 #include "engine/base/posix_file.h"
 #include "engine/base/shared_bytes.h"
+#include "engine/base/temp_name.h"
 
 namespace stitchfs::engine {
 
@@ -32,7 +32,9 @@ const ArchiveCache* ArchiveCache::Default() {
   static const ArchiveCache* cache = []() -> const ArchiveCache* {
     const std::string dir = DefaultCacheDir();
     if (dir.empty()) return nullptr;
-    return new ArchiveCache(dir + "/archives", LimitBytes());
+    auto* c = new ArchiveCache(dir + "/archives", LimitBytes());
+    c->Trim();  // What processes killed midway left goes now, not at the next store.
+    return c;
   }();
   return cache;
 }
@@ -83,13 +85,9 @@ std::optional<ArchiveIndex> ArchiveCache::LoadIndex(const ArchiveStamp& stamp) c
 }
 
 void ArchiveCache::StoreIndex(const ArchiveStamp& stamp, const ArchiveIndex& index) const {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  ::chmod(dir_.c_str(), 0700);
-  static std::atomic<uint64_t> counter{0};
+  if (!PrivateFolder(dir_).ok()) return;
   const std::string path = PathFor(stamp, ".aindex");
-  const std::string tmp =
-      path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  const std::string tmp = path + TempSuffix();
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) return;
   if (!WriteFully(fd.get(), EncodeArchiveIndex(index, stamp), tmp).ok() ||
@@ -117,13 +115,9 @@ StatusOr<std::unique_ptr<StreamCacheWriter>> StreamCacheWriter::Create(const Arc
   std::unique_ptr<StreamCacheWriter> w(new StreamCacheWriter());
   w->cache_ = cache;
   w->display_ = std::move(display);
-  if (cache != nullptr) {
-    std::error_code ec;
-    std::filesystem::create_directories(cache->dir(), ec);
-    ::chmod(cache->dir().c_str(), 0700);
-    static std::atomic<uint64_t> counter{0};
+  if (cache != nullptr && PrivateFolder(cache->dir()).ok()) {
     w->path_ = cache->StreamPath(stamp);
-    w->tmp_ = w->path_ + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    w->tmp_ = w->path_ + TempSuffix();
     w->fd_ =
         UniqueFd(::open(w->tmp_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!w->fd_) return Status::IOError("cache the decoded archive in " + w->tmp_, errno);

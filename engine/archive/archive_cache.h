@@ -22,7 +22,7 @@ class ArchiveCache {
   ArchiveCache(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_(max_bytes) {}
 
   // The per-user one: DefaultCacheDir()/archives, bounded by LimitBytes(); nullptr when
-  // caching is off.
+  // caching is off. Trimmed (Trim) when first asked for.
   static const ArchiveCache* Default();
   // $STITCH_ARCHIVE_CACHE_MB (default 8192) in bytes: the bound of the cache, and the most a
   // stream decoded whole may take (with or without a cache).
@@ -41,7 +41,8 @@ class ArchiveCache {
   uint64_t max_bytes() const { return max_; }
   // Where the stream of `stamp` is kept.
   std::string StreamPath(const ArchiveStamp& stamp) const { return PathFor(stamp, ".stream"); }
-  // Keeps the folder within its bound.
+  // Removes the temporary files of writers that died (a decode killed midway) and keeps the
+  // folder within its bound, counting the temporary files being written (TrimCacheFolder).
   void Trim() const;
 
  private:

@@ -9,7 +9,9 @@ namespace stitchfs::engine {
 
 namespace {
 
-constexpr char kMagic[8] = {'S', 'T', 'I', 'T', 'C', 'H', 'A', '1'};
+// 2: built under IndexBudget, zip members sharing no bytes; an index an older stitch built (and
+// cached) for a hostile archive is not trusted, and the archive is indexed again.
+constexpr char kMagic[8] = {'S', 'T', 'I', 'T', 'C', 'H', 'A', '2'};
 
 class Writer {
  public:
@@ -158,6 +160,11 @@ bool Consistent(const ArchiveIndex& x, uint64_t archive_size) {
 }
 
 }  // namespace
+
+std::string ShownName(std::string_view name) {
+  constexpr size_t kShown = 256;
+  return name.size() <= kShown ? std::string(name) : std::string(name.substr(0, kShown)) + "...";
+}
 
 const ArchiveMember* ArchiveIndex::Find(std::string_view name) const {
   auto it = std::lower_bound(members.begin(), members.end(), name,

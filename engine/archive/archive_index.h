@@ -53,6 +53,10 @@ struct ArchiveMember {
   uint64_t size = 0;
 };
 
+// A member's `name` as messages show it: its first 256 bytes, and "..." after a longer one (a
+// pax path may be a megabyte long).
+std::string ShownName(std::string_view name);
+
 // Thread-compatible; immutable once built.
 struct ArchiveIndex {
   ArchiveKind kind;

@@ -6,11 +6,13 @@ StatusOr<size_t> ReadInput(const DecodePass& pass, uint64_t offset, size_t n, st
   buffer->resize(n);
   ASSIGN_OR_RETURN(size_t got, pass.file->ReadAt(offset, *buffer));
   buffer->resize(got);
+  if (pass.budget != nullptr) RETURN_IF_ERROR(pass.budget->Work(got, pass.display));
   return got;
 }
 
 StatusOr<bool> Deliver(const DecodePass& pass, std::span<const char> data, DecodeCount* count) {
   count->total += data.size();
+  if (pass.budget != nullptr) RETURN_IF_ERROR(pass.budget->Work(data.size(), pass.display));
   if (count->total > pass.max_output) {
     return Status::BackupDamaged("archive " + pass.display + " decodes to more than the " +
                                  std::to_string(pass.max_output) + " bytes it should");

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 
+#include "engine/archive/index_budget.h"
 #include "engine/base/random_access_file.h"
 #include "engine/base/status.h"
 
@@ -28,6 +29,8 @@ struct DecodePass {
   // The most the stream may decode to (a zip member's size): beyond it, kBackupDamaged at once,
   // so a "bomb" is not decoded to its end.
   uint64_t max_output = UINT64_MAX;
+  // Charged with every byte read and decoded (may be null: no limit).
+  IndexBudget* budget = nullptr;
 
   static constexpr uint64_t kTrailing = 1 << 20;
 };
@@ -40,11 +43,11 @@ struct DecodeCount {
 
 // Hands the next decoded bytes `data` to the pass's sink (unless it is done) and counts them:
 // false once the pass may end (kTrailing bytes past the sink's end); kBackupDamaged past
-// max_output; the sink's error.
+// max_output or the budget; the sink's error.
 StatusOr<bool> Deliver(const DecodePass& pass, std::span<const char> data, DecodeCount* count);
 
 // Reads `[offset, offset + n)` of the pass's file into `buffer`, which it resizes; what the file
-// has (short only at its end); kIOError from the file.
+// has (short only at its end); kIOError from the file; kBackupDamaged past the budget.
 StatusOr<size_t> ReadInput(const DecodePass& pass, uint64_t offset, size_t n, std::string* buffer);
 
 }  // namespace stitchfs::engine

@@ -2,6 +2,8 @@
 
 #include <zlib.h>
 
+#include <optional>
+
 #include "engine/archive/inflate_points.h"
 #include "engine/archive/stream_decoder.h"
 #include "engine/archive/tar_scanner.h"
@@ -42,42 +44,59 @@ Status ScanPlainTar(const RandomAccessFile& file, const DecodePass& pass, TarSca
   return scanner->Finish();
 }
 
+// A tar whose indexing went over its budget: the member it had reached, named.
+Status NameMember(Status s, const IndexBudget& budget, const TarScanner& scanner) {
+  const bool over = budget.work() > budget.limits().work || budget.index() > budget.limits().index;
+  if (!over || scanner.last_name().empty()) return s;
+  return Status::BackupDamaged(s.message() + "; it had reached member " +
+                               ShownName(scanner.last_name()));
+}
+
+// REQUIRES: pass.budget set.
 StatusOr<BuiltIndex> IndexTar(const RandomAccessFile& file, ArchiveKind kind,
                               const ArchiveStamp& stamp, DecodePass pass,
                               const ArchiveCache* cache) {
   BuiltIndex out;
   out.index.kind = kind;
   TarScanner scanner(pass.display);
+  // Everything decoded is work, so no stream can hold more than the budget's work.
+  scanner.Limit(pass.budget,
+                kind.codec == StreamCodec::kNone ? file.size() : pass.budget->limits().work);
   bool done = false;
   pass.sink_done = &done;
   ArchiveStream s;
+  Status st;
   if (kind.codec == StreamCodec::kNone) {
-    RETURN_IF_ERROR(ScanPlainTar(file, pass, &scanner));
+    st = ScanPlainTar(file, pass, &scanner);
     s.method = StreamMethod::kStored;
     s.in_length = s.out_size = file.size();
   } else if (kind.codec == StreamCodec::kGzip) {
     pass.sink = [&](std::span<const char> d) {
-      Status st = scanner.Feed(d);
+      Status fed = scanner.Feed(d);
       done = scanner.ended();
-      return st;
+      return fed;
     };
     uint32_t crc;
-    ASSIGN_OR_RETURN(s, IndexDeflate(pass, 0, file.size(), true, &out.index, &crc));
-    RETURN_IF_ERROR(scanner.Finish());
+    auto deflated = IndexDeflate(pass, 0, file.size(), true, &out.index, &crc);
+    st = deflated.ok() ? scanner.Finish() : deflated.status();
+    if (st.ok()) s = *deflated;
   } else {
     ASSIGN_OR_RETURN(auto writer, StreamCacheWriter::Create(cache, stamp, pass.display));
     pass.sink = [&](std::span<const char> d) {
       RETURN_IF_ERROR(writer->Append(d));
-      Status st = scanner.Feed(d);
+      Status fed = scanner.Feed(d);
       done = scanner.ended();
-      return st;
+      return fed;
     };
-    RETURN_IF_ERROR(DecodeWhole(kind.codec, pass).status());
-    RETURN_IF_ERROR(scanner.Finish());
-    ASSIGN_OR_RETURN(out.stream, writer->Commit(&out.index.piece_sums, &out.index.cached_size));
-    s.method = StreamMethod::kCached;
-    s.out_size = out.index.cached_size;
+    st = DecodeWhole(kind.codec, pass).status();
+    if (st.ok()) st = scanner.Finish();
+    if (st.ok()) {
+      ASSIGN_OR_RETURN(out.stream, writer->Commit(&out.index.piece_sums, &out.index.cached_size));
+      s.method = StreamMethod::kCached;
+      s.out_size = out.index.cached_size;
+    }
   }
+  if (!st.ok()) return NameMember(std::move(st), *pass.budget, scanner);
   out.index.streams.push_back(s);
   out.index.members = std::move(scanner.members());
   return out;
@@ -88,8 +107,12 @@ StatusOr<BuiltIndex> IndexTar(const RandomAccessFile& file, ArchiveKind kind,
 StatusOr<BuiltIndex> BuildArchiveIndex(const RandomAccessFile& file, ArchiveKind kind,
                                        const ArchiveStamp& stamp, const std::string& display,
                                        const ArchiveCache* cache,
-                                       const std::function<void(uint64_t, uint64_t)>& progress) {
+                                       const std::function<void(uint64_t, uint64_t)>& progress,
+                                       IndexBudget* budget) {
+  std::optional<IndexBudget> own;
+  if (budget == nullptr) budget = &own.emplace(IndexLimits::For(file.size()), file.size());
   DecodePass pass = PassOver(file, display, progress);
+  pass.budget = budget;
   StatusOr<BuiltIndex> built = kind.container == ArchiveContainer::kZip
                                    ? IndexZip(file, pass, stamp, cache)
                                    : IndexTar(file, kind, stamp, pass, cache);
@@ -98,7 +121,7 @@ StatusOr<BuiltIndex> BuildArchiveIndex(const RandomAccessFile& file, ArchiveKind
   for (const ArchiveMember& m : built->index.members) {  // Within what the stream holds.
     const ArchiveStream& s = built->index.streams[m.stream];
     if (m.offset > s.out_size || m.size > s.out_size - m.offset) {
-      return Status::BackupDamaged("archive " + display + " member " + m.name +
+      return Status::BackupDamaged("archive " + display + " member " + ShownName(m.name) +
                                    " runs past the end of the archive");
     }
   }

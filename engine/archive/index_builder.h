@@ -9,6 +9,7 @@
 
 #include "engine/archive/archive_cache.h"
 #include "engine/archive/archive_index.h"
+#include "engine/archive/index_budget.h"
 #include "engine/base/random_access_file.h"
 
 namespace stitchfs::engine {
@@ -20,12 +21,16 @@ struct BuiltIndex {
 
 // Indexes `file`, an archive of `kind` named `display`; the decoded stream (if any) goes to
 // `cache` (null: an unnamed temporary file). `progress(done, total)` is told how many bytes of
-// the archive have been read. kBackupDamaged naming the archive (and member) if it is not an
-// archive of that kind or is damaged; kNotSupported for encrypted or otherwise compressed zip
-// members; kIOError from reading or from the cache.
+// the archive have been read. Its work and index bytes are counted in `budget` (null: one with
+// IndexLimits::For(file.size())), and it stops, kBackupDamaged naming the archive and the
+// member, once either passes its limit, or at once if the sizes the archive declares would.
+// kBackupDamaged naming the archive (and member) if it is not an archive of that kind or is
+// damaged; kNotSupported for encrypted or otherwise compressed zip members; kIOError from
+// reading or from the cache.
 StatusOr<BuiltIndex> BuildArchiveIndex(const RandomAccessFile& file, ArchiveKind kind,
                                        const ArchiveStamp& stamp, const std::string& display,
                                        const ArchiveCache* cache,
-                                       const std::function<void(uint64_t, uint64_t)>& progress);
+                                       const std::function<void(uint64_t, uint64_t)>& progress,
+                                       IndexBudget* budget = nullptr);
 
 }  // namespace stitchfs::engine

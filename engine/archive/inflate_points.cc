@@ -50,7 +50,8 @@ class DeflateIndexer {
     s.in_offset = begin_;
     s.first_point = static_cast<uint32_t>(index_->points.size());
     first_point_ = s.first_point;
-    if (!gzip_) AddPoint(begin_ * 8);
+    RETURN_IF_ERROR(Charge(IndexLimits::kStartCost));
+    if (!gzip_) RETURN_IF_ERROR(AddPoint(begin_ * 8));
     crc_ = ::crc32(0, nullptr, 0);
     RETURN_IF_ERROR(Loop());
     s.in_length = Consumed() - begin_;
@@ -101,7 +102,7 @@ class DeflateIndexer {
       }
       const bool boundary = (z_->data_type & 128) && !(z_->data_type & 64);
       if (boundary && (new_member_ || count_.total - last_point_out_ >= kPointSpacing)) {
-        AddPoint(Consumed() * 8 - static_cast<uint64_t>(z_->data_type & 7));
+        RETURN_IF_ERROR(AddPoint(Consumed() * 8 - static_cast<uint64_t>(z_->data_type & 7)));
       }
     }
   }
@@ -138,17 +139,25 @@ class DeflateIndexer {
       return false;
     }
     if (::inflateReset(z_) != Z_OK) return Status::Internal("zlib: cannot reset");
+    RETURN_IF_ERROR(Charge(IndexLimits::kStartCost));
     member_start_ = count_.total;
     ring_fill_ = 0;
     new_member_ = true;
     return true;
   }
 
-  void AddPoint(uint64_t in_bit) {
+  Status Charge(uint64_t work) {
+    return pass_.budget ? pass_.budget->Work(work, pass_.display) : Status::OK();
+  }
+
+  // Every member of a gzip file has a point, and a hostile file may hold millions of empty
+  // members: each point's bytes are counted against the budget's index bytes.
+  Status AddPoint(uint64_t in_bit) {
     auto& points = index_->points;
     if (points.size() > first_point_ && points.back().out == count_.total) points.pop_back();
     const size_t w =
         static_cast<size_t>(std::min<uint64_t>(ring_fill_, count_.total - member_start_));
+    if (pass_.budget) RETURN_IF_ERROR(pass_.budget->Index(sizeof(RestartPoint) + w, pass_.display));
     RestartPoint p;
     p.in_bit = in_bit;
     p.out = count_.total;
@@ -163,6 +172,7 @@ class DeflateIndexer {
     points.push_back(p);
     last_point_out_ = count_.total;
     new_member_ = false;
+    return Status::OK();
   }
 
   const DecodePass& pass_;

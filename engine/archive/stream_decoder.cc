@@ -11,6 +11,9 @@ namespace stitchfs::engine {
 namespace {
 
 constexpr size_t kChunk = 256 * 1024;
+// What a decoder may allocate. xz -9 needs 65 MiB and zstd's default window limit is 128 MiB (a
+// frame asking for more is refused by libzstd); an xz header may ask for a 1.5 GiB dictionary.
+constexpr uint64_t kLzmaMemLimit = 256 << 20;
 
 // One library's decoder behind one shape: Step consumes input and fills output.
 class Decoder {
@@ -23,9 +26,12 @@ class Decoder {
 
 class ZstdDecoder final : public Decoder {
  public:
-  ZstdDecoder() : d_(ZSTD_createDStream()) { ZSTD_initDStream(d_); }
+  ZstdDecoder() : d_(ZSTD_createDStream()) {
+    if (d_ != nullptr) ZSTD_initDStream(d_);
+  }
   ~ZstdDecoder() override { ZSTD_freeDStream(d_); }
   StatusOr<size_t> Step(std::string_view* in, std::span<char> out, bool* ended) override {
+    if (d_ == nullptr) return Status::Internal("libzstd: cannot start decoding");
     ZSTD_inBuffer i{in->data(), in->size(), 0};
     ZSTD_outBuffer o{out.data(), out.size(), 0};
     const size_t r = ZSTD_decompressStream(d_, &o, &i);
@@ -42,7 +48,7 @@ class ZstdDecoder final : public Decoder {
 class LzmaDecoder final : public Decoder {
  public:
   // Either format, told by its magic: tools write `.tar.lzma` as either.
-  LzmaDecoder() { ok_ = lzma_auto_decoder(&s_, UINT64_MAX, LZMA_CONCATENATED) == LZMA_OK; }
+  LzmaDecoder() { ok_ = lzma_auto_decoder(&s_, kLzmaMemLimit, LZMA_CONCATENATED) == LZMA_OK; }
   ~LzmaDecoder() override { lzma_end(&s_); }
   StatusOr<size_t> Step(std::string_view* in, std::span<char> out, bool* ended) override {
     if (!ok_) return Status::Internal("liblzma: cannot start decoding");
@@ -51,6 +57,10 @@ class LzmaDecoder final : public Decoder {
     s_.next_out = reinterpret_cast<uint8_t*>(out.data());
     s_.avail_out = out.size();
     const lzma_ret r = lzma_code(&s_, in->empty() ? LZMA_FINISH : LZMA_RUN);
+    if (r == LZMA_MEMLIMIT_ERROR) {
+      return Status::BackupDamaged("it needs more than " + std::to_string(kLzmaMemLimit >> 20) +
+                                   " MiB of memory to decode");
+    }
     if (r != LZMA_OK && r != LZMA_STREAM_END && r != LZMA_BUF_ERROR)
       return Status::BackupDamaged("liblzma error " + std::to_string(static_cast<int>(r)));
     in->remove_prefix(in->size() - s_.avail_in);
@@ -120,6 +130,10 @@ StatusOr<uint64_t> DecodeWhole(StreamCodec codec, const DecodePass& pass) {
   DecodeCount count;
   bool ended = false;
   std::string_view pending;
+  auto start = [&pass] {  // A decoder, or a stream or frame after another, starts.
+    return pass.budget ? pass.budget->Work(IndexLimits::kStartCost, pass.display) : Status::OK();
+  };
+  RETURN_IF_ERROR(start());
   for (;;) {
     if (pending.empty() && pos < size) {
       ASSIGN_OR_RETURN(size_t n, ReadInput(pass, pos, kChunk, &in));
@@ -129,6 +143,7 @@ StatusOr<uint64_t> DecodeWhole(StreamCodec codec, const DecodePass& pass) {
       if (pass.progress) pass.progress(pos);
     }
     if (pending.empty() && ended) break;  // Ended at a stream boundary with nothing after it.
+    if (ended) RETURN_IF_ERROR(start());
     const size_t before = pending.size();
     auto n = d->Step(&pending, out, &ended);
     if (!n.ok()) {

@@ -136,9 +136,20 @@ Status TarScanner::Header() {
   next_size_ = -1;
   const bool has_data = type == '0' || type == '\0' || type == '7';
   const uint64_t data_size = (has_data || !(type >= '1' && type <= '6')) ? size : 0;
-  name = NormalName(std::move(name));
-  if (has_data && !name.empty() && name.back() != '/') {
-    members_.push_back({std::move(name), 0, pos_, size});
+  last_name_ = NormalName(std::move(name));
+  if (data_size > stream_limit_ || pos_ > stream_limit_ - data_size) {
+    return Status::BackupDamaged("archive " + display_ + " member " + ShownName(last_name_) +
+                                 " declares " + std::to_string(data_size) + " bytes at byte " +
+                                 std::to_string(pos_) +
+                                 " of the tar stream, beyond the most it may hold (" +
+                                 std::to_string(stream_limit_) + " bytes)");
+  }
+  if (has_data && !last_name_.empty() && last_name_.back() != '/') {
+    if (budget_ != nullptr) {
+      RETURN_IF_ERROR(budget_->Index(sizeof(ArchiveMember) + last_name_.size(),
+                                     display_ + " member " + ShownName(last_name_)));
+    }
+    members_.push_back({last_name_, 0, pos_, size});
   }
   remaining_ = Padded(data_size);
   state_ = remaining_ == 0 ? State::kHeader : State::kData;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/archive/archive_index.h"
+#include "engine/archive/index_budget.h"
 #include "engine/base/status.h"
 
 namespace stitchfs::engine {
@@ -19,6 +20,14 @@ class TarScanner {
  public:
   // `display` names the archive in errors.
   explicit TarScanner(std::string display) : display_(std::move(display)) {}
+
+  // Members found are counted against `budget`'s index bytes (null: no limit), and an entry
+  // whose data would end past `stream_limit` (the most the stream can hold) is refused at its
+  // header, kBackupDamaged naming it: a pax size of 2^62 costs nothing.
+  void Limit(IndexBudget* budget, uint64_t stream_limit) {
+    budget_ = budget;
+    stream_limit_ = stream_limit;
+  }
 
   // The next bytes of the stream. kBackupDamaged for a header whose checksum or fields are
   // wrong, or a sparse member; nothing is consumed after the end-of-archive block.
@@ -32,6 +41,8 @@ class TarScanner {
   uint64_t position() const { return pos_; }
   // Regular files found so far (stream 0, in stream order).
   std::vector<ArchiveMember>& members() { return members_; }
+  // The name of the last entry whose header was read ("" before the first), for messages.
+  const std::string& last_name() const { return last_name_; }
 
  private:
   enum class State { kHeader, kData, kMeta, kEnd };
@@ -49,6 +60,9 @@ class TarScanner {
   std::string next_name_;   // From a pax `path` or a GNU long name, for the next header.
   int64_t next_size_ = -1;  // From a pax `size`.
   std::vector<ArchiveMember> members_;
+  std::string last_name_;
+  IndexBudget* budget_ = nullptr;
+  uint64_t stream_limit_ = UINT64_MAX;
 };
 
 }  // namespace stitchfs::engine

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/archive/archive_index.h"
+
 namespace stitchfs::engine {
 
 namespace {
@@ -29,14 +31,20 @@ class ZipParser {
     ASSIGN_OR_RETURN(Directory dir, FindDirectory());
     std::string bytes(dir.size, '\0');
     RETURN_IF_ERROR(Read(dir.offset, bytes));
-    std::vector<ZipEntry> out;
+    std::vector<ZipEntry> all;
+    std::vector<bool> is_file;
     size_t pos = 0;
     for (uint64_t i = 0; i < dir.entries; ++i) {
       ZipEntry e;
-      ASSIGN_OR_RETURN(bool is_file, ParseCentral(bytes, &pos, &e));
-      if (!is_file) continue;
+      ASSIGN_OR_RETURN(bool file, ParseCentral(bytes, &pos, &e));
       RETURN_IF_ERROR(FindData(&e));
-      out.push_back(std::move(e));
+      all.push_back(std::move(e));
+      is_file.push_back(file);
+    }
+    RETURN_IF_ERROR(CheckDisjoint(all, dir.offset));
+    std::vector<ZipEntry> out;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (is_file[i]) out.push_back(std::move(all[i]));
     }
     return out;
   }
@@ -101,7 +109,7 @@ class ZipParser {
     e->crc32 = static_cast<uint32_t>(Le(p + 16, 4));
     e->packed_size = Le(p + 20, 4);
     e->size = Le(p + 24, 4);
-    e->data_offset = Le(p + 42, 4);  // Of the local header, until FindData.
+    e->header_offset = Le(p + 42, 4);
     e->name.assign(p + kCentralSize, name_len);
     RETURN_IF_ERROR(ApplyZip64(std::string_view(p + kCentralSize + name_len, extra_len), e));
     *pos += kCentralSize + name_len + extra_len + comment_len;
@@ -113,13 +121,13 @@ class ZipParser {
   Status ApplyZip64(std::string_view extra, ZipEntry* e) const {
     while (extra.size() >= 4) {
       const uint64_t id = Le(extra.data(), 2), len = Le(extra.data() + 2, 2);
-      if (len > extra.size() - 4) return Damaged("bad extra field of " + e->name);
+      if (len > extra.size() - 4) return Damaged("bad extra field of " + ShownName(e->name));
       std::string_view body = extra.substr(4, len);
       extra.remove_prefix(4 + len);
       if (id != 1) continue;
-      for (uint64_t* v : {&e->size, &e->packed_size, &e->data_offset}) {
+      for (uint64_t* v : {&e->size, &e->packed_size, &e->header_offset}) {
         if (*v != 0xffffffff) continue;
-        if (body.size() < 8) return Damaged("bad ZIP64 field of " + e->name);
+        if (body.size() < 8) return Damaged("bad ZIP64 field of " + ShownName(e->name));
         *v = Le(body.data(), 8);
         body.remove_prefix(8);
       }
@@ -130,16 +138,45 @@ class ZipParser {
   Status FindData(ZipEntry* e) const {
     char h[kLocalSize];
     const uint64_t size = f_.size();
-    if (e->data_offset > size || size - e->data_offset < kLocalSize)
-      return Damaged("member " + e->name + " out of bounds");
-    RETURN_IF_ERROR(Read(e->data_offset, h));
-    if (Le(h, 4) != kLocalSig) return Damaged("no local header for member " + e->name);
-    e->data_offset += kLocalSize + Le(h + 26, 2) + Le(h + 28, 2);
+    if (e->header_offset > size || size - e->header_offset < kLocalSize)
+      return Damaged("member " + ShownName(e->name) + " out of bounds");
+    RETURN_IF_ERROR(Read(e->header_offset, h));
+    if (Le(h, 4) != kLocalSig) return Damaged("no local header for member " + ShownName(e->name));
+    e->data_offset = e->header_offset + kLocalSize + Le(h + 26, 2) + Le(h + 28, 2);
     if (e->data_offset > size || e->packed_size > size - e->data_offset)
-      return Damaged("member " + e->name + " runs past the end of the archive");
+      return Damaged("member " + ShownName(e->name) + " runs past the end of the archive");
     if (e->method == 0 && e->packed_size != e->size)
-      return Damaged("stored member " + e->name + " has two sizes");
+      return Damaged("stored member " + ShownName(e->name) + " has two sizes");
     return Status::OK();
+  }
+
+  // No two members' local headers and data share a byte, and none reaches the central
+  // directory at `dir_offset`. (A data descriptor after a member's data is not counted: its
+  // length is not recorded, and nothing is read from it.)
+  Status CheckDisjoint(const std::vector<ZipEntry>& entries, uint64_t dir_offset) const {
+    std::vector<size_t> order(entries.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&entries](size_t a, size_t b) {
+      return entries[a].header_offset < entries[b].header_offset;
+    });
+    const ZipEntry* reach = nullptr;  // The member whose bytes end last so far.
+    for (size_t i : order) {
+      const ZipEntry& e = entries[i];
+      if (reach != nullptr && e.header_offset < End(*reach)) {
+        return Damaged("members " + ShownName(reach->name) + " and " + ShownName(e.name) +
+                       " overlap (bytes " + Span(*reach) + " and " + Span(e) + ")");
+      }
+      if (End(e) > dir_offset) {
+        return Damaged("member " + ShownName(e.name) + " (bytes " + Span(e) +
+                       ") overlaps the central directory at byte " + std::to_string(dir_offset));
+      }
+      if (reach == nullptr || End(e) > End(*reach)) reach = &e;
+    }
+    return Status::OK();
+  }
+  static uint64_t End(const ZipEntry& e) { return e.data_offset + e.packed_size; }
+  static std::string Span(const ZipEntry& e) {
+    return std::to_string(e.header_offset) + "-" + std::to_string(End(e));
   }
 
   const RandomAccessFile& f_;

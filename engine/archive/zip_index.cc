@@ -11,6 +11,9 @@ namespace stitchfs::engine {
 
 namespace {
 
+// Deflate's densest coding: 258 bytes from a 1-bit length and a 1-bit distance.
+constexpr uint64_t kDeflateMaxRatio = 1032;
+
 // The whole-stream codec of a zip method, if it has one.
 std::optional<StreamCodec> WholeCodec(uint16_t method) {
   switch (method) {
@@ -40,6 +43,7 @@ class ZipIndexer {
   StatusOr<BuiltIndex> Run() {
     ASSIGN_OR_RETURN(std::vector<ZipEntry> entries, ReadZipDirectory(file_, pass_.display));
     out_.index.kind = {ArchiveContainer::kZip, StreamCodec::kNone};
+    RETURN_IF_ERROR(Plan(entries));
     for (const ZipEntry& e : entries) RETURN_IF_ERROR(Member(e));
     if (writer_) {
       ASSIGN_OR_RETURN(out_.stream,
@@ -50,8 +54,31 @@ class ZipIndexer {
   }
 
  private:
+  // Before anything is decoded: the sizes the directory declares must be ones the member's bytes
+  // can decode to (deflate) and, in all, within the budget.
+  Status Plan(const std::vector<ZipEntry>& entries) const {
+    uint64_t planned = 0;
+    for (const ZipEntry& e : entries) {
+      if (e.method != 8 && !WholeCodec(e.method)) continue;  // Stored: read where it lies.
+      const std::string member = pass_.display + " member " + ShownName(e.name);
+      if (e.method == 8 && e.size / kDeflateMaxRatio > e.packed_size) {
+        return Status::BackupDamaged("archive " + member + " is damaged: it declares " +
+                                     std::to_string(e.size) + " bytes, more than deflate can " +
+                                     "give from its " + std::to_string(e.packed_size));
+      }
+      // Saturating: the sizes are the archive's to choose.
+      for (uint64_t n : {e.size, e.packed_size})
+        planned = n > UINT64_MAX - planned ? UINT64_MAX : planned + n;
+      if (pass_.budget != nullptr) RETURN_IF_ERROR(pass_.budget->Expect(planned, member));
+    }
+    return Status::OK();
+  }
+
   Status Member(const ZipEntry& e) {
-    const std::string member = pass_.display + " member " + e.name;
+    const std::string member = pass_.display + " member " + ShownName(e.name);
+    if (pass_.budget != nullptr) {
+      RETURN_IF_ERROR(pass_.budget->Index(sizeof(ArchiveMember) + e.name.size(), member));
+    }
     if (e.flags & 1) return Status::NotSupported("archive " + member + " is encrypted");
     ArchiveIndex& x = out_.index;
     if (auto codec = WholeCodec(e.method)) return Whole(e, *codec, member);
@@ -73,6 +100,7 @@ class ZipIndexer {
                                   std::to_string(e.method) +
                                   "; stored, deflate, bzip2, zstd and xz members are read");
     }
+    if (pass_.budget != nullptr) RETURN_IF_ERROR(pass_.budget->Index(sizeof s, member));
     x.members.push_back({e.name, static_cast<uint32_t>(x.streams.size()), 0, e.size});
     x.streams.push_back(s);
     return Status::OK();

@@ -1,11 +1,15 @@
 #include "engine/base/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include "engine/base/cache_dir.h"
+#include "engine/base/folder_list.h"
 #include "engine/base/posix_file.h"
+#include "engine/base/temp_name.h"
 #include "engine/base/unique_fd.h"
 
 namespace stitchfs::engine {
@@ -31,7 +35,18 @@ Status SyncDir(const std::string& dir) {
 
 Status WriteFileAtomically(const std::string& dir, std::string_view name, std::string_view data) {
   const std::string final_path = dir + "/" + std::string(name);
-  const std::string tmp = dir + "/." + std::string(name) + ".tmp-" + std::to_string(::getpid());
+  const std::string tmp_prefix = "." + std::string(name) + ".tmp";
+  if (auto names = ListFolder(dir); names.ok()) {
+    for (const std::string& n : *names) {  // What an earlier writer killed midway left.
+      struct stat st;
+      const std::string path = dir + "/" + n;
+      if (n.starts_with(tmp_prefix) && ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+          IsLeftoverTemp(n, st.st_mtime)) {
+        ::unlink(path.c_str());
+      }
+    }
+  }
+  const std::string tmp = dir + "/." + std::string(name) + TempSuffix();
   Status s = WriteAndSync(tmp, data);
   if (s.ok() && ::rename(tmp.c_str(), final_path.c_str()) != 0) {
     s = Status::IOError("rename " + tmp + " to " + final_path, errno);

@@ -1,5 +1,7 @@
 // Where the per-user caches live: $STITCH_CACHE_DIR, else $XDG_CACHE_HOME/stitchfs, else
-// ~/.cache/stitchfs. STITCH_CACHE_DIR=off turns every cache off.
+// ~/.cache/stitchfs. STITCH_CACHE_DIR=off turns every cache off. Every cache file is 0600 in a
+// folder that is 0700 and this user's (a cache holds what backups hold, and a file another
+// user could plant would be read as ours).
 #pragma once
 
 #include <cstdint>
@@ -7,14 +9,39 @@
 #include <string>
 #include <string_view>
 
+#include "engine/base/status.h"
+
 namespace stitchfs::engine {
 
-// The folder, absolute; empty when caching is off or no home is known.
+// The folder, absolute; empty when caching is off, no home is known, or the folder failed
+// CheckDefaultCacheDir.
 std::string DefaultCacheDir();
 
-// Keeps the files of `dir` whose names end in one of `extensions` within `max_bytes` together,
-// removing the least recently modified first (the newest always stays); removes temporary files
-// (".tmp-" in the name) left for more than an hour by a writer that died.
+// True if the file `name`, last modified at `mtime_sec` (seconds since the epoch), is a
+// temporary file its writer left behind for good: one of a writer that died (OwnerOfTemp says
+// kDead), or one whose writer cannot be judged and that nothing touched for kUnjudgedTempSec.
+// Never true for a temporary file a live process of this boot and pid namespace writes.
+bool IsLeftoverTemp(std::string_view name, int64_t mtime_sec);
+constexpr int64_t kUnjudgedTempSec = 24 * 3600;
+
+// Checks the per-user cache folder, once per process: if it exists, it and the folders the
+// caches make in it (archives/, s3-blocks/, s3-blocks/XX/) are made private as PrivateFolder
+// does (none is created here). A folder that cannot be turns every cache off. Returns what the
+// user should be told ("" if nothing): the front ends print it as a warning before anything
+// opens a cache.
+const std::string& CheckDefaultCacheDir();
+
+// Makes `dir` a private folder for cache files: created 0700 if missing (missing parents too,
+// 0700, as the XDG base directory specification asks); an existing one must be a folder owned
+// by this user, and is made 0700 if its group or others may use it. kIOError (EACCES, ENOTDIR,
+// or mkdir's and chmod's errno) naming the folder and what to do otherwise.
+Status PrivateFolder(const std::string& dir);
+
+// Keeps the files of `dir` whose names end in one of `extensions`, together with the temporary
+// files there (".tmp" in the name) that are still being written, within `max_bytes`: leftover
+// temporary files (IsLeftoverTemp) are removed first, then the least recently modified cache
+// files (the newest always stays; a temporary file is never removed to make room, only
+// counted). Best effort: what cannot be listed or removed is left as it is.
 void TrimCacheFolder(const std::string& dir, std::initializer_list<std::string_view> extensions,
                      uint64_t max_bytes);
 

@@ -6,7 +6,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <utility>
 
 #include "engine/base/unique_fd.h"
 
@@ -35,27 +37,40 @@ StatusOr<std::vector<std::string>> ListFolder(const std::string& dir) {
   return names;
 }
 
-uint64_t BytesBeneath(const std::string& dir) {
-  struct stat top;
-  if (::lstat(dir.c_str(), &top) == 0 && S_ISREG(top.st_mode)) {
-    return static_cast<uint64_t>(top.st_size);  // An archive backup.
-  }
-  uint64_t total = 0;
-  std::vector<std::string> pending = {dir};
-  while (!pending.empty()) {
-    const std::string folder = std::move(pending.back());
-    pending.pop_back();
-    auto names = ListFolder(folder);
-    if (!names.ok()) continue;
-    for (const std::string& n : *names) {
-      const std::string path = folder + "/" + n;
-      struct stat st;
-      if (::lstat(path.c_str(), &st) != 0) continue;
-      if (S_ISDIR(st.st_mode)) pending.push_back(path);
-      if (S_ISREG(st.st_mode)) total += static_cast<uint64_t>(st.st_size);
+std::vector<uint64_t> DiskUsage(const std::vector<std::string>& paths) {
+  struct Inode {
+    uint64_t bytes, links, seen;
+    size_t owner;
+  };
+  std::map<std::pair<dev_t, ino_t>, Inode> inodes;
+  auto count = [&](const std::string& path, size_t owner) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) return false;
+    // A folder goes with its tree whatever its link count (its sub-folders' "..").
+    const uint64_t links = S_ISDIR(st.st_mode) ? 1 : static_cast<uint64_t>(st.st_nlink);
+    auto [it, added] = inodes.try_emplace(
+        {st.st_dev, st.st_ino}, Inode{static_cast<uint64_t>(st.st_blocks) * 512, links, 0, owner});
+    ++it->second.seen;
+    return added && S_ISDIR(st.st_mode);
+  };
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::vector<std::string> pending;
+    if (count(paths[i], i)) pending.push_back(paths[i]);
+    while (!pending.empty()) {
+      const std::string folder = std::move(pending.back());
+      pending.pop_back();
+      auto names = ListFolder(folder);
+      if (!names.ok()) continue;
+      for (const std::string& n : *names) {
+        if (count(folder + "/" + n, i)) pending.push_back(folder + "/" + n);
+      }
     }
   }
-  return total;
+  std::vector<uint64_t> usage(paths.size(), 0);
+  for (const auto& [id, inode] : inodes) {
+    if (inode.seen >= inode.links) usage[inode.owner] += inode.bytes;
+  }
+  return usage;
 }
 
 }  // namespace stitchfs::engine

@@ -15,8 +15,12 @@ namespace stitchfs::engine {
 // listed to the end.
 StatusOr<std::vector<std::string>> ListFolder(const std::string& dir);
 
-// Bytes of the regular files beneath `dir`, best effort: what cannot be listed or stat'ed is
-// not counted. Symlinks are not followed. A regular file `dir` (an archive): its size.
-uint64_t BytesBeneath(const std::string& dir);
+// The bytes removing all of `paths` (folders, or files such as archives) frees, as `du`
+// counts them: the blocks allocated to every file, folder and symlink beneath (symlinks not
+// followed), a file with several links counted once and only if all its links are beneath
+// `paths` (else removing them frees nothing of it). Attributed to the path it is first met
+// under, in order (the sum is the total). Best effort: what cannot be listed or stat'ed is
+// not counted.
+std::vector<uint64_t> DiskUsage(const std::vector<std::string>& paths);
 
 }  // namespace stitchfs::engine

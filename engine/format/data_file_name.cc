@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "engine/s3/s3_address.h"
+
 namespace stitchfs::engine {
 
 std::string DataFileNameFor(std::string_view name) {
@@ -10,8 +12,8 @@ std::string DataFileNameFor(std::string_view name) {
 }
 
 std::string ObjectBucketUrl(std::string_view endpoint, std::string_view ns) {
-  while (!endpoint.empty() && endpoint.back() == '/') endpoint.remove_suffix(1);
-  std::string url(endpoint);
+  std::string url = StripUrlCredentials(endpoint);
+  while (!url.empty() && url.back() == '/') url.pop_back();
   const size_t host = url.find("://");
   const std::string_view rest =
       host == std::string::npos ? std::string_view(url) : std::string_view(url).substr(host + 3);

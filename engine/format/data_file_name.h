@@ -28,8 +28,10 @@ std::string DataFileNameFor(std::string_view name);
 // a name no writer and no manifest gives (the reader refuses it in a <data_file>), so that the
 // object is found through the resolver, its indexes and caches as any data file is.
 inline constexpr std::string_view kObjectDataPrefix = ".stitchfs/object/";
-// The bucket's URL: `endpoint` without trailing slashes, then "/" + `ns` unless `ns` is empty
-// or already the endpoint's first host label (a virtual-hosted endpoint).
+// The bucket's URL: `endpoint` without userinfo, query and fragment (StripUrlCredentials: the
+// name is kept in indexes and caches, and credentials come from the configuration) and
+// trailing slashes, then "/" + `ns` unless `ns` is empty or already the endpoint's first host
+// label (a virtual-hosted endpoint).
 std::string ObjectBucketUrl(std::string_view endpoint, std::string_view ns);
 std::string ObjectDataFileName(std::string_view bucket_url, std::string_view key);
 struct ObjectRef {

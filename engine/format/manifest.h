@@ -100,7 +100,8 @@ class Manifest {
   std::optional<size_t> FindByContent(uint64_t size, const Checksum& checksum) const;
   // True if entry `i` is the one FindByContent returns for its content (REQUIRES: size > 0).
   bool IsContentRep(size_t i) const { return (entries_[i].flags & kRep) != 0; }
-  // Entry indexes sorted by name (byte order), duplicates of a name removed (first kept).
+  // Entry indexes sorted by name (byte order), duplicates of a name removed (first kept; a
+  // manifest read or loaded from the cache has none: CheckNames, name_check.h).
   const std::vector<uint32_t>& by_name() const { return by_name_; }
 
   // Directories and symlinks recorded by stitchfs's writer, in manifest order.

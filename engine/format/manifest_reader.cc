@@ -9,6 +9,7 @@
 
 #include "engine/format/hard_links.h"
 #include "engine/format/manifest_fields.h"
+#include "engine/format/name_check.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -195,6 +196,7 @@ class Parser {
   StatusOr<std::unique_ptr<const Manifest>> Finish() {
     RETURN_IF_ERROR(state_.Finish(/*whole=*/true));
     std::unique_ptr<const Manifest> m = state_.fields().builder().Finish();
+    RETURN_IF_ERROR(CheckNames(*m).WithPrefix(state_.fields().BackupPrefix()));
     RETURN_IF_ERROR(CheckLinks(*m).WithPrefix(state_.fields().BackupPrefix()));
     return m;
   }

@@ -7,6 +7,7 @@
 #include "engine/format/data_file_name.h"
 #include "engine/read/chain_compose.h"
 #include "engine/read/chain_walk.h"
+#include "engine/s3/s3_address.h"
 #include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
 
@@ -256,7 +257,8 @@ StatusOr<std::shared_ptr<const BackupDataFile>> ResolvedBackup::OpenNamed(
   auto bucket = storage_->OpenFolder(object->bucket_url);
   if (!bucket.ok()) {
     return bucket.status().WithPrefix("Backup " + folder->path() + ": object " + object->key +
-                                      " of " + object->bucket_url + " (a lightweight snapshot): ");
+                                      " of " + RedactUrl(object->bucket_url) +
+                                      " (a lightweight snapshot): ");
   }
   return storage_->OpenDataFile(*bucket, object->key, length);
 }

@@ -50,6 +50,9 @@ class ResolvedBackup {
     int64_t mtime_sec = 0;  // The timestamp as an instant (seconds since the epoch), for display.
     ManifestIdentity manifest;  // The `.backup` that was read (to notice it replaced).
     std::string base_backup;    // Its header's locator of its base ("" if none).
+    // True if `base_backup` is StripLocatorCredentials of the header's locator, which held
+    // credentials (a level a ResolvedIndex gave: an index never keeps them).
+    bool base_stripped = false;
     const std::string& path() const { return folder->path(); }
   };
   static constexpr uint32_t kOwnFile = UINT32_MAX;

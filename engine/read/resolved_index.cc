@@ -8,13 +8,16 @@
 #include <type_traits>
 
 #include "engine/read/chain_walk.h"
+#include "engine/storage/backup.h"
 #include "engine/storage/base_candidates.h"
+#include "engine/storage/locator.h"
 
 namespace stitchfs::engine {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'F', 'S', 'I', 'D', 'X', '\0'};
-constexpr uint32_t kVersion = 2;  // 2: tables 8-byte aligned, names of entries by reference.
+// 2: tables 8-byte aligned, names of entries by reference. 3: locators without credentials.
+constexpr uint32_t kVersion = 3;
 constexpr uint32_t kEndian = 0x01020304;
 
 struct Header {
@@ -37,8 +40,12 @@ struct LevelRecord {
   uint64_t dev, ino, size;  // The `.backup`'s identity.
   int64_t mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
   int64_t time_sec;
-  Text path, uuid, timestamp, base_backup;
+  Text path, uuid, timestamp, base_backup;  // base_backup: StripLocatorCredentials.
+  uint64_t flags;                           // kLocatorStripped.
 };
+
+// The level's locator held credentials: `base_backup` is what is left without them.
+constexpr uint64_t kLocatorStripped = 1;
 
 using FlatExtent = ResolvedBackup::FlatExtent;
 using Origin = ResolvedBackup::Origin;
@@ -121,7 +128,8 @@ LevelRecord RecordOf(const ResolvedBackup::Level& l, std::string* area) {
           Intern(area, l.path()),
           Intern(area, l.uuid),
           Intern(area, l.timestamp),
-          Intern(area, l.base_backup)};
+          Intern(area, StripLocatorCredentials(l.base_backup)),
+          l.base_stripped || LocatorHasCredentials(l.base_backup) ? kLocatorStripped : 0};
 }
 
 ManifestIdentity IdentityOf(const LevelRecord& r) {
@@ -210,8 +218,33 @@ bool IsCandidate(const ResolvedBackup::Level& child, const std::string& path,
   return false;
 }
 
+// The full locator of `child`, whose index kept it without credentials, read again from its
+// `.backup` (the very one recorded): FindBaseCandidates hands its credentials to S3Keyring for
+// the base's bucket, as a walk reading that manifest would. One header read, only for a level
+// whose locator held credentials.
+Status RecoverLocator(ResolvedBackup::Level& child, const ChainOptions& o) {
+  ManifestIdentity id;
+  FolderIdentity folder;
+  auto h = ReadBackupHeader(*o.storage, child.path(), &id, &folder);
+  if (!h.ok() || id != child.manifest || folder != child.folder->identity() ||
+      StripLocatorCredentials(h->base_backup) != child.base_backup) {
+    return Stale("base changed: " + child.path());
+  }
+  child.base_backup = std::move(h->base_backup);
+  child.base_stripped = false;
+  return Status::OK();
+}
+
 // Every level is where its child's locator leads under `o`, and is the folder and `.backup`
 // recorded; fills `out` with the levels, their folders opened.
+//
+// An index keeps each locator without its credentials (StripLocatorCredentials), so the top's
+// is compared in that form. That is as strict as comparing the full texts: the top's
+// `.backup` must be the very one indexed (its identity), which fixes its text; and stripping
+// keeps what says where the base is (a File or Disk locator whole, an S3 URL's scheme, host,
+// bucket and key), so every check of where a base may be (IsCandidate, FindBaseCandidates on
+// the stripped text) gives the same places as the full text would. Each base must then still
+// be the folder and `.backup` recorded.
 Status CheckLevels(const Decoded& d, const Backup& top, const ChainOptions& o,
                    std::vector<ResolvedBackup::Level>* out) {
   if (d.h.depth < 2 || d.h.depth > o.max_depth) return Malformed("depth");
@@ -221,15 +254,22 @@ Status CheckLevels(const Decoded& d, const Backup& top, const ChainOptions& o,
     auto uuid = TextOf(d.strings, rec.uuid);
     auto timestamp = TextOf(d.strings, rec.timestamp);
     auto locator = TextOf(d.strings, rec.base_backup);
-    if (!path || !uuid || !timestamp || !locator) return Malformed("strings");
+    if (!path || !uuid || !timestamp || !locator || rec.flags > kLocatorStripped) {
+      return Malformed("strings");
+    }
+    bool stripped = rec.flags == kLocatorStripped;
     std::shared_ptr<const BackupFolder> folder = top.folder();
     if (j == 0) {
+      const std::string& full = top.header().base_backup;
       if (*path != top.path() || IdentityOf(rec) != top.identity() || *uuid != top.header().uuid ||
-          *locator != top.header().base_backup) {
+          *locator != StripLocatorCredentials(full) || stripped != LocatorHasCredentials(full)) {
         return Stale("built for another .backup");
       }
+      *locator = full;  // The top's own, with its credentials: it was read anyway.
+      stripped = false;
     } else {
-      const ResolvedBackup::Level& child = out->back();
+      ResolvedBackup::Level& child = out->back();
+      if (child.base_stripped) RETURN_IF_ERROR(RecoverLocator(child, o));
       // Still a place the child's locator leads to (under these options); the uuid it had
       // when the index was made is the one the folder's unchanged `.backup` holds.
       if (!IsCandidate(child, *path, j == 1 ? o.base_override : std::string(), o)) {
@@ -246,7 +286,7 @@ Status CheckLevels(const Decoded& d, const Backup& top, const ChainOptions& o,
         return Stale("base changed: " + *path);
       }
     }
-    out->push_back({folder, *uuid, *timestamp, rec.time_sec, IdentityOf(rec), *locator});
+    out->push_back({folder, *uuid, *timestamp, rec.time_sec, IdentityOf(rec), *locator, stripped});
   }
   return Status::OK();
 }

@@ -7,7 +7,9 @@
 // Layout: a fixed header (magic, version, length, XXH3-128 of everything after the header,
 // counts), then tables of fixed-size records (levels with the identities of their folders and
 // `.backup`s, data files, extents, origins), each starting 8-byte aligned, and two string areas
-// (names of data files that are not their entry's own name; the levels' texts). Viewed in
+// (names of data files that are not their entry's own name; the levels' texts, each level's
+// base locator without credentials: an index is a file of the backup, 0644, and of the
+// per-user cache, and never holds a secret; CheckLevels says why that checks as much). Viewed in
 // place as arrays of records (mapped, when it comes from the per-user cache), never parsed. An
 // index is trusted only if every check passes: checksum and bounds; it was built from this very
 // `.backup` (identity) of this folder (path); every base is at the path its child's locator gives

@@ -12,7 +12,9 @@
 #include <filesystem>
 #include <vector>
 
+#include "engine/base/cache_dir.h"
 #include "engine/base/posix_file.h"
+#include "engine/base/temp_name.h"
 #include "engine/base/unique_fd.h"
 
 namespace stitchfs::engine {
@@ -60,9 +62,7 @@ bool ReadAll(int fd, char* dst, size_t n) {
 
 std::shared_ptr<BlockCache> BlockCache::Open(const std::string& dir, uint64_t capacity) {
   if (capacity == 0 || dir.empty()) return nullptr;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || ::access(dir.c_str(), W_OK) != 0) return nullptr;
+  if (!PrivateFolder(dir).ok() || ::access(dir.c_str(), W_OK) != 0) return nullptr;
   std::shared_ptr<BlockCache> cache(new BlockCache(dir, capacity));
   cache->Adopt();
   return cache;
@@ -75,14 +75,22 @@ void BlockCache::Adopt() {
     uint64_t size;
   };
   std::vector<Found> found;
+  uint64_t pinned = 0;
   std::error_code ec;
   for (auto it = std::filesystem::recursive_directory_iterator(dir_, ec);
        !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
     struct stat st;
-    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::lstat(it->path().c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) PrivateFolder(it->path().string()).IgnoreError();  // An older 0755.
+    if (!S_ISREG(st.st_mode)) continue;
     const std::string name = it->path().lexically_relative(dir_).string();
-    if (name.find(".tmp") != std::string::npos) {
-      std::filesystem::remove(it->path(), ec);  // Left by a writer that died.
+    if (OwnerOfTemp(it->path().filename().string()) != TempOwner::kNotTemp) {
+      std::error_code rm;
+      if (IsLeftoverTemp(it->path().filename().string(), st.st_mtime) &&
+          std::filesystem::remove(it->path(), rm)) {
+        continue;  // Left by a writer that died.
+      }
+      pinned += static_cast<uint64_t>(st.st_size);  // Another process's, being written.
       continue;
     }
     found.push_back({st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, name,
@@ -91,6 +99,7 @@ void BlockCache::Adopt() {
   std::sort(found.begin(), found.end(),
             [](const Found& a, const Found& b) { return a.mtime < b.mtime; });
   std::lock_guard<std::mutex> lock(mu_);
+  pinned_ = pinned;
   for (const Found& f : found) Touch(f.name, f.size);  // The newest ends up first.
   Evict();
 }
@@ -115,7 +124,7 @@ void BlockCache::Forget(const std::string& name) {
 }
 
 void BlockCache::Evict() {
-  while (total_ > capacity_ && !lru_.empty()) {
+  while (total_ + pinned_ > capacity_ && !lru_.empty()) {
     const std::string victim = lru_.back();
     ::unlink((dir_ + "/" + victim).c_str());
     Forget(victim);
@@ -175,13 +184,11 @@ void BlockCache::Put(std::string_view object, uint64_t index, std::string_view b
     const uint64_t at = std::min<uint64_t>(p * kPiece, bytes.size());
     h.checksums[p] = XXH3_64bits(bytes.data() + at, std::min<uint64_t>(kPiece, bytes.size() - at));
   }
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "-" +
-                          std::to_string(reinterpret_cast<uintptr_t>(&h));
+  const std::string tmp = path + TempSuffix();
   const int flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
   UniqueFd fd(::open(tmp.c_str(), flags, 0600));
-  if (!fd && errno == ENOENT) {  // The sub-folder's first block.
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  if (!fd && errno == ENOENT &&  // The sub-folder's first block.
+      PrivateFolder(std::filesystem::path(path).parent_path().string()).ok()) {
     fd = UniqueFd(::open(tmp.c_str(), flags, 0600));
   }
   if (!fd) return;

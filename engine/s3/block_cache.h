@@ -23,9 +23,11 @@ class BlockCache {
  public:
   static constexpr uint64_t kBlockBytes = 1 << 20;  // As mountpoint-s3's cache.
 
-  // The cache in folder `dir` (made if missing), at most `capacity` bytes; null if the
-  // capacity is 0 or the folder cannot be made. Blocks already there are adopted, oldest
-  // first in line to go.
+  // The cache in folder `dir` (made 0700 if missing, made private if not: PrivateFolder; its
+  // sub-folders too, blocks 0600), at most `capacity` bytes; null if the capacity is 0 or the
+  // folder cannot be made private. Blocks already there are adopted, oldest first in line to
+  // go; temporary files of writers that died are removed (IsLeftoverTemp), those of other live
+  // processes counted against the capacity.
   static std::shared_ptr<BlockCache> Open(const std::string& dir, uint64_t capacity);
 
   // Bytes [offset, offset + dst.size()) of block `index` of `object` (an id naming the object
@@ -63,6 +65,7 @@ class BlockCache {
   std::list<std::string> lru_;  // Names, most recently used first.
   std::unordered_map<std::string, Entry> entries_;
   uint64_t total_ = 0, hits_ = 0, misses_ = 0;
+  uint64_t pinned_ = 0;  // Other processes' temporary files found by Adopt: counted, kept.
 };
 
 }  // namespace stitchfs::engine

@@ -10,7 +10,7 @@ std::string Shown(const std::string& key) { return EscapeForMessage(key); }
 }  // namespace
 
 Status S3Bucket::ErrorFor(const S3Response& r, const std::string& what) const {
-  const std::string code = XmlText(r.body, "Error/Code");
+  const std::string code = client_->Redact(EscapeForMessage(XmlText(r.body, "Error/Code")));
   const std::string detail = "HTTP " + std::to_string(r.status) + (code.empty() ? "" : " " + code);
   const std::string where = what + " at " + client_->display();
   if (r.status == 403 || r.status == 401) {

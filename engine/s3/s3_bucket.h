@@ -66,6 +66,15 @@ class S3Bucket {
   StatusOr<bool> PutIf(const std::string& key, std::string_view body,
                        const std::string& etag) const;
   Status Delete(const std::string& key) const;  // OK if there was nothing.
+  // Deletes every object of `keys` (one that is not there is fine) with S3's DeleteObjects, up
+  // to kMaxDeleteKeys per request (POST ?delete, with the Content-MD5 S3 requires). Keys the
+  // answer reports with a code worth retrying (InternalError, SlowDown, ...) are sent again
+  // with backoff; any other code is that key's error (AccessDenied: kAccessDenied). Every
+  // key is tried before the first error is returned, which says how many keys failed. Keys a
+  // request body cannot carry (control characters) get a DELETE each, as do all keys at a
+  // server without DeleteObjects (501 NotImplemented).
+  Status DeleteMany(const std::vector<std::string>& keys) const;
+  static constexpr size_t kMaxDeleteKeys = 1000;
   // Every object under `prefix` (all pages), folded at `delimiter` if not empty.
   StatusOr<S3Listing> List(const std::string& prefix, const std::string& delimiter) const;
 
@@ -92,7 +101,14 @@ class S3Bucket {
   const S3Client& client() const { return *client_; }
 
  private:
+  struct KeyError {
+    std::string key, code, message;
+  };
   StatusOr<S3Response> Expect2xx(const S3Request& req, const std::string& what) const;
+  // One DeleteObjects request for `keys`: the keys it failed, with S3's code and message.
+  StatusOr<std::vector<KeyError>> DeleteBatch(const std::vector<std::string>& keys) const;
+  // DeleteBatch until every key is deleted or failed for good (s3_delete.cc).
+  Status DeleteWithRetries(std::vector<std::string> keys) const;
 
   std::shared_ptr<const S3Client> client_;
   std::string name_;

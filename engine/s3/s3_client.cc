@@ -220,7 +220,7 @@ S3Client::S3Client(const S3Config& config, const S3Address& address, S3Credentia
   } else {
     base_url_ = "https://" + address.bucket + ".s3." + region + ".amazonaws.com";
   }
-  display_ = WithoutUserinfo(base_url_);
+  display_ = RedactUrl(base_url_);
   std::string host = base_url_;
   if (address.virtual_hosted) {
     const size_t at = host.find(address.bucket + ".");
@@ -232,6 +232,16 @@ S3Client::S3Client(const S3Config& config, const S3Address& address, S3Credentia
 }
 
 S3Client::~S3Client() = default;
+
+std::string S3Client::Redact(std::string text) const {
+  for (const std::string* secret : {&credentials_.secret_key, &credentials_.session_token}) {
+    if (secret->empty()) continue;
+    for (size_t at = text.find(*secret); at != std::string::npos; at = text.find(*secret, at + 8)) {
+      text.replace(at, secret->size(), "[HIDDEN]");
+    }
+  }
+  return text;
+}
 
 S3Counters S3Client::counters() const {
   return {pool_->requests.load(), pool_->retries.load(), pool_->sent.load(),
@@ -323,7 +333,9 @@ StatusOr<S3Response> S3Client::SendOnce(const S3Request& request, Reported* repo
   const bool stopped = a.response.sink_overflow || a.response.sink_stopped;
   if (rc == CURLE_ABORTED_BY_CALLBACK) return Cancelled();
   if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && stopped)) {
-    *curl_error = std::string(curl_easy_strerror(rc)) + (error[0] ? std::string(": ") + error : "");
+    // curl's words may quote the URL or what the server said: never a secret of ours.
+    *curl_error =
+        Redact(std::string(curl_easy_strerror(rc)) + (error[0] ? std::string(": ") + error : ""));
     if (!IsRetryableCurl(rc)) return Status::IOError(*curl_error, EIO);
     return Status(ErrorCode::kIOError, "retry", EAGAIN);
   }

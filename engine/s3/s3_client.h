@@ -76,6 +76,9 @@ class S3Client {
 
   // "https://host/bucket", for messages.
   const std::string& display() const { return display_; }
+  // `text` with this client's secret key and session token, wherever they occur, replaced by
+  // "[HIDDEN]": what every message built from a server's or curl's words goes through.
+  std::string Redact(std::string text) const;
   // The service requests go to and who signs them (endpoint without the bucket, access key):
   // two clients with the same one can copy between their buckets.
   const std::string& service() const { return service_; }
@@ -83,6 +86,7 @@ class S3Client {
   const std::string& credentials_source() const { return credentials_.source; }
   // True if requests are signed (credentials present).
   bool signs() const { return credentials_.present(); }
+  const S3Config& config() const { return config_; }
   S3Counters counters() const;
 
  private:

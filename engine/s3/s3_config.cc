@@ -4,8 +4,10 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
 
 #include "engine/base/cache_dir.h"
+#include "engine/s3/s3_address.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -127,9 +129,16 @@ StatusOr<S3Config> LoadS3Config(const S3Settings& settings, const EnvLookup& loo
   ReadIni(config_file, &config);
   const auto* section = Section(config, profile == "default" ? "default" : "profile " + profile);
   RETURN_IF_ERROR(LoadCredentials(settings, env, profile, section, &c));
-  for (const std::string& v : {settings.endpoint, env.Get("AWS_ENDPOINT_URL_S3"),
-                               env.Get("AWS_ENDPOINT_URL"), Value(section, "endpoint_url")}) {
-    if (c.endpoint.empty()) c.endpoint = v;
+  const std::pair<std::string, std::string> endpoints[] = {
+      {settings.endpoint, "-o s3_endpoint="},
+      {env.Get("AWS_ENDPOINT_URL_S3"), "AWS_ENDPOINT_URL_S3"},
+      {env.Get("AWS_ENDPOINT_URL"), "AWS_ENDPOINT_URL"},
+      {Value(section, "endpoint_url"), config_file + " [" + profile + "] endpoint_url"}};
+  for (const auto& [value, source] : endpoints) {
+    if (!c.endpoint.empty() || value.empty()) continue;
+    // Refused, not ignored: a secret there would be signed with another key and shown.
+    RETURN_IF_ERROR(CheckNoUrlCredentials(value, "the S3 endpoint from " + source));
+    c.endpoint = value;
   }
   while (!c.endpoint.empty() && c.endpoint.back() == '/') c.endpoint.pop_back();
   for (const std::string& v : {settings.region, env.Get("AWS_REGION"),

@@ -45,8 +45,10 @@ using EnvLookup = std::function<const char*(const char*)>;
 
 // The configuration from `settings`, the environment (`env`, getenv by default) and the
 // shared files. kInvalidArgument for a credentials file named in `settings` that cannot be
-// read or lacks the profile, or a bad STITCH_S3_MAX_ATTEMPTS. No credentials anywhere is not an
-// error: requests then go unsigned, and a server that wants them answers ACCESS_DENIED.
+// read or lacks the profile, an endpoint with userinfo or a query (CheckNoUrlCredentials:
+// refused, never silently ignored; the message names where it came from and where
+// credentials belong, never the secret), or a bad STITCH_S3_MAX_ATTEMPTS. No credentials anywhere
+// is not an error: requests then go unsigned, and a server that wants them answers ACCESS_DENIED.
 StatusOr<S3Config> LoadS3Config(const S3Settings& settings, const EnvLookup& env = {});
 
 }  // namespace stitchfs::engine

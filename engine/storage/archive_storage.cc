@@ -5,12 +5,42 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <deque>
 #include <mutex>
+#include <optional>
 
 #include "engine/base/fd_file.h"
 #include "engine/storage/locator.h"
 
 namespace stitchfs::engine {
+
+// Thread-safe. At most kKept, the oldest forgotten first.
+class ArchiveRefusals {
+ public:
+  // Why the archive at `path`, in the version `stamp`, was refused, if it was.
+  std::optional<Status> Find(const ArchiveStamp& stamp, const std::string& path) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Refusal& r : refused_) {
+      if (r.stamp == stamp && r.path == path) return r.status;
+    }
+    return std::nullopt;
+  }
+  void Add(const ArchiveStamp& stamp, const std::string& path, const Status& status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (refused_.size() >= kKept) refused_.pop_front();
+    refused_.push_back({stamp, path, status});
+  }
+
+ private:
+  struct Refusal {
+    ArchiveStamp stamp;
+    std::string path;
+    Status status;
+  };
+  static constexpr size_t kKept = 64;
+  mutable std::mutex mu_;
+  std::deque<Refusal> refused_;
+};
 
 namespace {
 
@@ -86,13 +116,22 @@ class ArchiveFolder final : public BackupFolder {
 
   const ArchiveStamp& stamp() const { return stamp_; }
 
-  StatusOr<std::shared_ptr<const ArchiveReader>> Reader(const ArchiveCache* cache) const {
+  StatusOr<std::shared_ptr<const ArchiveReader>> Reader(const ArchiveCache* cache,
+                                                        ArchiveRefusals& refusals) const {
     std::call_once(once_, [&] {
+      if (auto refused = refusals.Find(stamp_, path())) {
+        reader_ = *refused;
+        return;
+      }
       ArchiveReader::Progress progress;
       if (ProgressSink()) {
         progress = [this](uint64_t done, uint64_t total) { ProgressSink()(path(), done, total); };
       }
       reader_ = ArchiveReader::Open(file_, ArchiveKindOf(path()), stamp_, path(), cache, progress);
+      const ErrorCode code = reader_.status().code();
+      if (code == ErrorCode::kBackupDamaged || code == ErrorCode::kNotSupported) {
+        refusals.Add(stamp_, path(), reader_.status());
+      }
     });
     return reader_;
   }
@@ -125,6 +164,9 @@ void ArchiveStorage::SetIndexProgress(IndexProgress progress) {
   ProgressSink() = std::move(progress);
 }
 
+ArchiveStorage::ArchiveStorage(const ArchiveCache* cache, std::shared_ptr<const ArchiveFiles> files)
+    : cache_(cache), files_(std::move(files)), refusals_(std::make_shared<ArchiveRefusals>()) {}
+
 std::shared_ptr<const ArchiveFiles> LocalArchiveFiles() {
   static const auto files = std::make_shared<const LocalFiles>();
   return files;
@@ -139,7 +181,7 @@ StatusOr<std::shared_ptr<const BackupFolder>> ArchiveStorage::OpenFolder(
 
 StatusOr<ManifestSource> ArchiveStorage::OpenManifest(const BackupFolder& folder) const {
   ASSIGN_OR_RETURN(const ArchiveFolder* f, ArchiveFolder::Of(folder));
-  ASSIGN_OR_RETURN(auto reader, f->Reader(cache_));
+  ASSIGN_OR_RETURN(auto reader, f->Reader(cache_, *refusals_));
   const ArchiveMember* m = reader->index().Find(".backup");
   if (m == nullptr) {
     std::string why = "the archive has no .backup member: not a backup";
@@ -162,7 +204,7 @@ StatusOr<std::shared_ptr<const BackupDataFile>> ArchiveStorage::OpenDataFile(
     const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
     uint64_t /*declared_size*/) const {
   ASSIGN_OR_RETURN(const ArchiveFolder* f, ArchiveFolder::Of(*folder));
-  ASSIGN_OR_RETURN(auto reader, f->Reader(cache_));
+  ASSIGN_OR_RETURN(auto reader, f->Reader(cache_, *refusals_));
   const ArchiveMember* m = reader->index().Find(relative);
   const std::string display = folder->path() + ":" + relative;
   if (m == nullptr) {

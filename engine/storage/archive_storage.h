@@ -39,13 +39,14 @@ class ArchiveFiles {
 // Archives on this machine: opened without blocking, regular files only.
 std::shared_ptr<const ArchiveFiles> LocalArchiveFiles();
 
+class ArchiveRefusals;
+
 // Thread-safe.
 class ArchiveStorage final : public Storage {
  public:
   // Archives from `files`; indexes and decoded streams go to `cache` (null: kept in memory and
   // unnamed temporary files, built again by each process).
-  ArchiveStorage(const ArchiveCache* cache, std::shared_ptr<const ArchiveFiles> files)
-      : cache_(cache), files_(std::move(files)) {}
+  ArchiveStorage(const ArchiveCache* cache, std::shared_ptr<const ArchiveFiles> files);
 
   // Where a front end shows the progress of indexing an archive (archive, bytes read, total);
   // set once at start, before any archive is opened.
@@ -81,6 +82,10 @@ class ArchiveStorage final : public Storage {
  private:
   const ArchiveCache* cache_;
   const std::shared_ptr<const ArchiveFiles> files_;
+  // Versions of archives whose index was refused for what their bytes are (damaged, hostile,
+  // not supported): refused again at once when opened again, not indexed again (every request
+  // a mount serves for a backup opens it, and a store mount tries a failed open again).
+  const std::shared_ptr<ArchiveRefusals> refusals_;
 };
 
 }  // namespace stitchfs::engine

@@ -45,6 +45,27 @@ StatusOr<UniqueFd> TakeLock(const std::string& dest, int dir_fd, const std::stri
   return lock;
 }
 
+// Why the destination `dest` did not open as a folder (`err`): a symlink is never written
+// through (the backup's folder is opened and cleaned up by name, and a link swapped meanwhile
+// would lead elsewhere), so it is refused saying where it leads.
+Status WhyNotAFolder(const std::string& dest, int err) {
+  struct stat st;
+  if ((err == ENOTDIR || err == ELOOP) && ::lstat(dest.c_str(), &st) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+      std::error_code ec;
+      const std::string target = fs::read_symlink(dest, ec).string();
+      return Status::InvalidArgument(
+          "destination " + dest + " is a symlink (to " + target +
+          "): a backup is written into a real folder only; name the folder it leads to, or a "
+          "new folder inside it");
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      return Status::BackupAlreadyExists("destination " + dest + " exists and is not a folder");
+    }
+  }
+  return Status::IOError("open " + dest, err);
+}
+
 }  // namespace
 
 namespace {
@@ -110,7 +131,7 @@ StatusOr<std::unique_ptr<BackupLock>> BackupLock::Acquire(const std::string& des
   bool created = ::mkdir(dest.c_str(), 0755) == 0;
   if (!created && errno != EEXIST) return Status::IOError("create " + dest, errno);
   UniqueFd dir(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-  if (!dir) return Status::IOError("open " + dest, errno);
+  if (!dir) return WhyNotAFolder(dest, errno);
   if (::faccessat(dir.get(), ".backup", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
     return Status::BackupAlreadyExists("Backup " + dest + " already exists");
   }

@@ -27,6 +27,8 @@ class BackupLock {
   // Creates `dest` (and missing parents) if needed and takes it. kBackupAlreadyExists if it
   // holds a `.backup`, a `.lock` held by a live writer, or anything else. A `.lock` whose
   // writer died is taken over: the partial backup beside it is removed, and `notice` says so.
+  // kInvalidArgument if `dest` is a symlink (never written through; the message says where
+  // it leads), kBackupAlreadyExists if it is a file.
   static StatusOr<std::unique_ptr<BackupLock>> Acquire(const std::string& dest,
                                                        const WriterIntent& intent,
                                                        std::string* notice);

@@ -152,7 +152,7 @@ std::string Origin(const LocatorContext& c) {
 }
 
 Status AddFile(Search& s, const std::string& path, const LocatorContext& c) {
-  if (path.empty()) return Status::InvalidArgument("empty path in base locator " + s.quoted());
+  if (path.empty()) return Status::BackupDamaged("empty path in base locator " + s.quoted());
   if (path.front() == '/') {
     const std::string abs = AbsolutePath(path);
     s.Sibling(abs);
@@ -182,7 +182,7 @@ Status AddDisk(Search& s, const Locator& loc, const LocatorContext& c) {
   s.Sibling(*rel);
   auto disk = c.disks.find(loc.args[0]);
   if (disk != c.disks.end()) {
-    s.Add(rel->empty() ? disk->second : JoinLocation(disk->second, *rel),
+    s.Add(rel->empty() ? NormalLocation(disk->second) : JoinLocation(disk->second, *rel),
           "on disk '" + loc.args[0] + "' at " + disk->second + Origin(c), true);
   } else {
     s.out().no_primary = "disk '" + loc.args[0] + "' is not mapped (--disk " + loc.args[0] +
@@ -202,13 +202,21 @@ StatusOr<BaseSearch> FindBaseCandidates(std::string_view locator, const std::str
     out.candidates.push_back({NormalLocation(override), "given with --base", true});
     return out;
   }
-  ASSIGN_OR_RETURN(Locator loc, ParseLocator(locator));
+  // The locator is a manifest's: text that does not parse, or an S3 URL that names no place,
+  // is the backup's fault (BACKUP_DAMAGED), not the user's.
+  auto parsed = ParseLocator(locator);
+  if (!parsed.ok()) return Status::BackupDamaged(parsed.status().message());
+  const Locator& loc = *parsed;
   Search s(child, RedactLocator(locator));
   if (loc.engine == "S3") {
-    ASSIGN_OR_RETURN(std::string url, S3LocatorLocation(loc, locator));
-    if (IsS3Location(s.holder())) s.Sibling(url);
-    s.Add(url, "the URL of the locator", true);
-    if (IsS3Location(s.holder())) s.Moved(url);
+    auto url = S3LocatorLocation(loc, locator);
+    if (!url.ok()) {
+      if (url.status().code() != ErrorCode::kInvalidArgument) return url.status();
+      return Status::BackupDamaged(url.status().message());
+    }
+    if (IsS3Location(s.holder())) s.Sibling(*url);
+    s.Add(*url, "the URL of the locator", true);
+    if (IsS3Location(s.holder())) s.Moved(*url);
   } else if (loc.engine == "File" && loc.args.size() == 1) {
     RETURN_IF_ERROR(AddFile(s, loc.args[0], context));
   } else if (loc.engine == "Disk" && loc.args.size() == 2) {

@@ -33,9 +33,10 @@ struct BaseSearch {
 
 // The candidates for the base named by `locator` in the backup at `child` (a folder, archive
 // or S3 prefix, in its one spelling). `override` (--base) not empty: that location alone.
-// Errors: kInvalidArgument (malformed locator), kNotSupported (other engines, S3 argument
-// counts), kInsecurePath (a Disk() path climbing out of its disk); messages show the locator
-// without its secrets.
+// Errors: kBackupDamaged (a locator that does not parse, an S3 URL that names no bucket:
+// the manifest's fault), kNotSupported (other engines, S3 argument counts, named
+// collections), kInsecurePath (a Disk() path climbing out of its disk); messages show the
+// locator without its secrets (RedactLocator).
 StatusOr<BaseSearch> FindBaseCandidates(std::string_view locator, const std::string& child,
                                         const LocatorContext& context,
                                         const std::string& override = "");

@@ -49,11 +49,34 @@ std::string Quoted(std::string_view s) {
   return out + "'";
 }
 
+// True for `S3('url')` and `S3('url', 'key', 'secret')` (not a named collection: its
+// `key = 'value'` overrides may hold secrets of their own).
+bool IsS3UrlForm(const Locator& loc) {
+  if (loc.engine != "S3" || (loc.args.size() != 1 && loc.args.size() != 3)) return false;
+  return loc.args[0].find("://") != std::string::npos;
+}
+
 }  // namespace
 
-StatusOr<Locator> ParseLocator(std::string_view text) {
-  const std::string whole(text);
+std::string RedactUnparsable(std::string_view text) {
   std::string_view s = text;
+  SkipSpaces(s);
+  std::string engine;
+  while (!s.empty() && IsWordChar(s.front())) {
+    engine.push_back(s.front());
+    s.remove_prefix(1);
+  }
+  return engine + "(...)";
+}
+
+StatusOr<Locator> ParseLocator(std::string_view text) {
+  std::string_view s = text;
+  // Never the text itself: a locator that does not parse may still hold a secret.
+  auto bad = [&](const char* why) {
+    return Status::InvalidArgument("cannot parse base backup locator " + RedactUnparsable(text) +
+                                   ": " + why + " at byte " +
+                                   std::to_string(text.size() - s.size()));
+  };
   SkipSpaces(s);
   Locator loc;
   while (!s.empty() && IsWordChar(s.front())) {
@@ -61,23 +84,22 @@ StatusOr<Locator> ParseLocator(std::string_view text) {
     s.remove_prefix(1);
   }
   SkipSpaces(s);
-  if (loc.engine.empty() || s.empty() || s.front() != '(') {
-    return Status::InvalidArgument("cannot parse base backup locator " + whole);
-  }
+  if (loc.engine.empty()) return bad("no engine name");
+  if (s.empty() || s.front() != '(') return bad("no '(' after the engine name");
   s.remove_prefix(1);
   SkipSpaces(s);
   while (!s.empty() && s.front() != ')') {
     auto arg = ReadArg(s);
-    if (!arg.ok()) return Status::InvalidArgument("cannot parse base backup locator " + whole);
+    if (!arg.ok()) return bad(arg.status().message().c_str());
     loc.args.push_back(std::move(*arg));
     SkipSpaces(s);
     if (!s.empty() && s.front() == ',') s.remove_prefix(1);
     SkipSpaces(s);
   }
-  if (s.empty()) return Status::InvalidArgument("cannot parse base backup locator " + whole);
+  if (s.empty()) return bad("no ')' at the end");
   s.remove_prefix(1);
   SkipSpaces(s);
-  if (!s.empty()) return Status::InvalidArgument("cannot parse base backup locator " + whole);
+  if (!s.empty()) return bad("text after the ')'");
   return loc;
 }
 
@@ -96,12 +118,26 @@ std::string DiskLocator(std::string_view disk, std::string_view path) {
 
 std::string RedactLocator(std::string_view text) {
   auto loc = ParseLocator(text);
-  if (!loc.ok() || loc->engine == "File" || loc->engine == "Disk") return std::string(text);
-  if (loc->engine != "S3" || loc->args.empty()) return loc->engine + "(...)";
-  auto a = ParseS3Address(loc->args[0]);
-  std::string out = "S3(" + Quoted(a.ok() ? a->Location() : "?");
+  if (!loc.ok()) return RedactUnparsable(text);
+  if (loc->engine == "File" || loc->engine == "Disk") return std::string(text);
+  if (!IsS3UrlForm(*loc)) return loc->engine + "(...)";
+  auto a = ParseS3LocatorUrl(loc->args[0]);
+  std::string out = "S3(" + Quoted(a.ok() ? a->Location() : RedactUrl(loc->args[0]));
   return out + (loc->args.size() > 1 ? ", '[HIDDEN]', '[HIDDEN]')" : ")");
 }
+
+std::string StripLocatorCredentials(std::string_view text) {
+  if (text.empty()) return "";  // No base.
+  auto loc = ParseLocator(text);
+  if (!loc.ok()) return RedactUnparsable(text);
+  if (loc->engine == "File" || loc->engine == "Disk") return std::string(text);
+  if (!IsS3UrlForm(*loc)) return loc->engine + "(...)";
+  const std::string url = StripUrlCredentials(loc->args[0]);
+  if (loc->args.size() == 1 && url == loc->args[0]) return std::string(text);
+  return "S3(" + Quoted(url) + ")";
+}
+
+bool LocatorHasCredentials(std::string_view text) { return StripLocatorCredentials(text) != text; }
 
 std::string NormalLocation(const std::string& location) {
   if (!IsS3Location(location)) return AbsolutePath(location);
@@ -120,11 +156,11 @@ StatusOr<std::string> PathInDisk(std::string_view p) {
 
 StatusOr<std::string> S3LocatorLocation(const Locator& loc, std::string_view text) {
   const std::string quoted = RedactLocator(text);
-  if (loc.args.size() != 1 && loc.args.size() != 3) {
+  if (!IsS3UrlForm(loc)) {
     return Status::NotSupported("base backup locator " + quoted +
                                 " is not supported (S3 takes 'url' or 'url', 'key', 'secret')");
   }
-  auto a = ParseS3Address(loc.args[0]);
+  auto a = ParseS3LocatorUrl(loc.args[0]);
   if (!a.ok()) return a.status().WithPrefix("base locator " + quoted + ": ");
   if (loc.args.size() == 3) {
     S3Keyring::Global().Remember(*a, {loc.args[1], loc.args[2], "", "the base locator " + quoted});
@@ -135,7 +171,11 @@ StatusOr<std::string> S3LocatorLocation(const Locator& loc, std::string_view tex
 StatusOr<std::string> ResolveUserLocator(std::string_view text, const LocatorContext& context) {
   ASSIGN_OR_RETURN(Locator loc, ParseLocator(text));
   const std::string quoted = RedactLocator(text);
-  if (loc.engine == "S3") return S3LocatorLocation(loc, text);
+  if (loc.engine == "S3") {
+    // Typed by a user: what ClickHouse would strip from a URL is refused, not dropped.
+    if (!loc.args.empty()) RETURN_IF_ERROR(CheckNoUrlCredentials(loc.args[0], quoted + ": URL"));
+    return S3LocatorLocation(loc, text);
+  }
   if (loc.engine == "File" && loc.args.size() == 1 && !loc.args[0].empty()) {
     if (loc.args[0].front() == '/') return AbsolutePath(loc.args[0]);
     if (context.backups_root.empty()) {
@@ -159,6 +199,13 @@ StatusOr<std::string> ResolveUserLocator(std::string_view text, const LocatorCon
   return Status::NotSupported(quoted +
                               " is not supported (File('...'), Disk('name', '...') and "
                               "S3('url'[, 'key', 'secret']) are)");
+}
+
+StatusOr<std::string> ResolveUserLocation(const std::string& arg, const LocatorContext& context) {
+  if (LooksLikeLocator(arg)) return ResolveUserLocator(arg, context);
+  if (!IsS3Location(arg)) return AbsolutePath(arg);
+  ASSIGN_OR_RETURN(S3Address a, ParseS3Address(arg));
+  return a.Location();
 }
 
 }  // namespace stitchfs::engine

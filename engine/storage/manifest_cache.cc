@@ -6,7 +6,6 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -16,7 +15,10 @@
 #include "engine/base/cache_dir.h"
 #include "engine/base/folder_list.h"
 #include "engine/base/posix_file.h"
+#include "engine/base/temp_name.h"
 #include "engine/base/unique_fd.h"
+#include "engine/s3/s3_address.h"
+#include "engine/storage/locator.h"
 #include "engine/storage/manifest_file.h"
 
 namespace stitchfs::engine {
@@ -26,7 +28,9 @@ const ManifestCache* ManifestCache::Default() {
     if (dir.empty()) return nullptr;
     const char* mb = std::getenv("STITCH_CACHE_MB");
     const uint64_t max_mb = mb == nullptr || *mb == '\0' ? 4096 : std::strtoull(mb, nullptr, 10);
-    return new ManifestCache(dir, max_mb << 20);
+    auto* c = new ManifestCache(dir, max_mb << 20);
+    c->Trim();  // What processes killed midway left goes now, not at the next store.
+    return c;
   }();
   return cache;
 }
@@ -56,12 +60,8 @@ std::unique_ptr<const Manifest> ManifestCache::Load(const ManifestIdentity& id) 
 
 bool ManifestCache::StoreFile(const std::string& path,
                               const std::function<bool(int)>& write) const {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  ::chmod(dir_.c_str(), 0700);
-  static std::atomic<uint64_t> counter{0};  // Threads of one process may store at once.
-  const std::string tmp =
-      path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  if (!PrivateFolder(dir_).ok()) return false;
+  const std::string tmp = path + TempSuffix();  // Unique: threads may store at once.
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd) return false;
   if (!write(fd.get()) || ::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -73,6 +73,13 @@ bool ManifestCache::StoreFile(const std::string& path,
 }
 
 void ManifestCache::Store(const ManifestIdentity& id, const Manifest& m) const {
+  // Never a credential in a cache file; and a manifest kept without its locator's would
+  // lose what opening its base needs. Such a (pre-2026 ClickHouse, S3) manifest is parsed.
+  const ManifestHeader& h = m.header();
+  if (LocatorHasCredentials(h.base_backup) ||
+      !CheckNoUrlCredentials(h.original_endpoint, "").ok()) {
+    return;
+  }
   StoreFile(FileFor(id), [&](int fd) { return ManifestFile::Write(fd, m, id).ok(); });
 }
 

@@ -27,6 +27,7 @@ class ManifestCache {
   // The per-user cache, for the front ends to pass in options (the engine never looks for it):
   // $STITCH_CACHE_DIR, else $XDG_CACHE_HOME/stitchfs, else $HOME/.cache/stitchfs; nullptr when
   // STITCH_CACHE_DIR is "off" or no folder is known. $STITCH_CACHE_MB bounds it (default 4096).
+  // Trimmed (Trim) when first asked for.
   static const ManifestCache* Default();
 
   // Manifests smaller than this are parsed each time (parsing them is as fast as loading).
@@ -35,6 +36,8 @@ class ManifestCache {
   // The manifest cached for `id`, or nullptr (a miss).
   std::unique_ptr<const Manifest> Load(const ManifestIdentity& id) const;
   // Saves `m` for `id` (best effort: failures leave no file behind and are not reported).
+  // Not a manifest whose base locator or endpoint holds a credential (LocatorHasCredentials):
+  // no cache file holds a secret, and one kept without it could not open its base.
   void Store(const ManifestIdentity& id, const Manifest& m) const;
 
   // Resolved indexes (ResolvedIndex) of backups that have none of their own, by a key of the
@@ -46,13 +49,16 @@ class ManifestCache {
   void DropIndex(std::string_view key) const;
 
   const std::string& dir() const { return dir_; }
+  // Removes the temporary files of writers that died and the least recently used files beyond
+  // max_, counting the temporary files being written (TrimCacheFolder). Default() calls it
+  // once, at the start of a process; every store calls it.
+  void Trim() const;
 
  private:
   std::string FileFor(const ManifestIdentity& id) const;
   std::string IndexFileFor(std::string_view key) const;
   // Writes a new file at `path` with `write(fd)`, then renames it into place; false on failure.
   bool StoreFile(const std::string& path, const std::function<bool(int)>& write) const;
-  void Trim() const;  // Removes the least recently used files beyond max_.
 
   std::string dir_;
   uint64_t max_;

@@ -5,6 +5,7 @@
 
 #include "engine/base/path_check.h"
 #include "engine/format/hard_links.h"
+#include "engine/format/name_check.h"
 #include "engine/storage/manifest_file.h"
 
 namespace stitchfs::engine {
@@ -63,7 +64,7 @@ bool ManifestFile::Consistent(Manifest& m) {
       return false;
     }
   }
-  return CheckLinks(m).ok();
+  return CheckNames(m).ok() && CheckLinks(m).ok();
 }
 
 }  // namespace stitchfs::engine

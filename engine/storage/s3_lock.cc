@@ -97,10 +97,11 @@ Status RemoveBackupObjects(const S3Bucket& bucket, const std::string& prefix,
   for (const S3Upload& u : uploads) {
     if (!InNestedBackup(u.key, nested)) RETURN_IF_ERROR(bucket.AbortMultipart(u));
   }
+  std::vector<std::string> doomed;
   for (const S3Object& o : all.objects) {
-    if (!spare(o.key) && !InNestedBackup(o.key, nested)) RETURN_IF_ERROR(bucket.Delete(o.key));
+    if (!spare(o.key) && !InNestedBackup(o.key, nested)) doomed.push_back(o.key);
   }
-  return Status::OK();
+  return bucket.DeleteMany(doomed);
 }
 
 bool InNestedBackup(const std::string& key, const std::set<std::string>& roots) {

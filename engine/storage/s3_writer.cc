@@ -219,7 +219,7 @@ class S3Writer final : public BackupWriter {
     AbortStrayUploads().IgnoreError();
     std::lock_guard<std::mutex> lock(ledger_.mu);
     for (const auto& [key, upload] : ledger_.uploads) bucket_->AbortMultipart(upload).IgnoreError();
-    for (const std::string& key : ledger_.objects) bucket_->Delete(key).IgnoreError();
+    bucket_->DeleteMany({ledger_.objects.begin(), ledger_.objects.end()}).IgnoreError();
     ReleaseLock(*bucket_, address_.ObjectKey(".lock")).IgnoreError();
   }
 
@@ -320,13 +320,14 @@ class S3Writer final : public BackupWriter {
   Status DeleteUnnamed() {
     ASSIGN_OR_RETURN(S3Listing all, bucket_->List(address_.ObjectKey(""), ""));
     const auto nested = NestedBackups(all.objects, address_.ObjectKey(""));
+    std::vector<std::string> doomed;
     for (const S3Object& o : all.objects) {
       if (o.key == address_.ObjectKey(".backup") || IsLockObject(o.key, address_) ||
           ledger_.objects.count(o.key) || InNestedBackup(o.key, nested))
         continue;
-      RETURN_IF_ERROR(bucket_->Delete(o.key));
+      doomed.push_back(o.key);
     }
-    return Status::OK();
+    return bucket_->DeleteMany(doomed);
   }
 
   std::shared_ptr<const S3Bucket> bucket_;

@@ -69,7 +69,9 @@ class LocalStoreMoves final : public StoreMoves {
     return out;
   }
 
-  uint64_t BytesOf(const std::string& path) override { return BytesBeneath(path); }
+  std::vector<uint64_t> BytesFreed(const std::vector<std::string>& paths) override {
+    return DiskUsage(paths);
+  }
 
   std::optional<std::string> NestedBackup(const std::string& path, const Manifest& m) override {
     std::unordered_set<std::string_view> data;
@@ -98,15 +100,15 @@ class LocalStoreMoves final : public StoreMoves {
     const std::string tmp = WorkPath(path, kFlattenSuffix);
     std::error_code ec;
     fs::remove_all(tmp, ec);  // Left by an interrupted run: never a kept backup.
-    ASSIGN_OR_RETURN(FlattenResult r,
-                     FlattenBackup(chain, tmp, /*keep_uuid=*/true, storage_, progress));
+    RETURN_IF_ERROR(FlattenBackup(chain, tmp, /*keep_uuid=*/true, storage_, progress).status());
+    const uint64_t written = DiskUsage({tmp})[0];
     if (::syscall(SYS_renameat2, AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) !=
         0) {
       return Status::IOError("exchange " + tmp + " with " + path, errno);
     }
     RETURN_IF_ERROR(SyncDir(fs::path(path).parent_path().string()));
     fs::remove_all(tmp, ec);  // Now the old, incremental copy.
-    return r.bytes_stored;
+    return written;
   }
 
   Status SetAside(const std::string& path) override {

@@ -171,7 +171,7 @@ StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
       }
     }
     if (k == kept.end()) {
-      plan.push_back({PruneAction::kRemove, all[i].name, "", moves.BytesOf(all[i].path)});
+      plan.push_back({PruneAction::kRemove, all[i].name, ""});
       continue;
     }
     if (!all[i].backup) {
@@ -182,11 +182,23 @@ StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
     }
     ASSIGN_OR_RETURN(auto levels, ChainInStore(all, i, o));
     if (NeedsFlatten(levels, kept)) {
-      plan.push_back({PruneAction::kFlatten, all[i].name, all[*levels[1]].name, 0});
+      plan.push_back({PruneAction::kFlatten, all[i].name, all[*levels[1]].name});
     } else {
-      plan.push_back({PruneAction::kKeep, all[i].name, k->second, 0});
+      plan.push_back({PruneAction::kKeep, all[i].name, k->second});
     }
   }
+  // What goes: the removed backups and the old copies of the flattened ones, measured
+  // together (a data file hard-linked between two of them is freed once, and only if no
+  // kept backup links it).
+  std::vector<std::string> gone;
+  std::vector<size_t> of;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (plan[i].kind == PruneAction::kKeep) continue;
+    gone.push_back(all[i].path);
+    of.push_back(i);
+  }
+  const std::vector<uint64_t> freed = moves.BytesFreed(gone);
+  for (size_t g = 0; g < gone.size(); ++g) plan[of[g]].freed = freed[g];
   return plan;
 }
 
@@ -227,7 +239,7 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   for (size_t i = 0; i < plan.size(); ++i) {  // Oldest first.
     if (plan[i].kind == PruneAction::kFlatten) {
       ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(all[i].path, o));
-      ASSIGN_OR_RETURN(plan[i].bytes, moves->FlattenInPlace(*chain, all[i].path, on_copy));
+      ASSIGN_OR_RETURN(plan[i].written, moves->FlattenInPlace(*chain, all[i].path, on_copy));
     } else if (plan[i].kind == PruneAction::kRemove) {
       doomed.push_back(all[i].path);
       doomed_uuids.insert(all[i].backup->header().uuid);

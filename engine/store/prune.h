@@ -25,8 +25,12 @@ struct PrunePolicy {
 struct PruneAction {
   enum Kind { kKeep, kFlatten, kRemove } kind;
   std::string name;
-  std::string why;     // For kFlatten: the removed base; for kKeep: the rule.
-  uint64_t bytes = 0;  // kRemove: bytes freed; kFlatten: bytes written.
+  std::string why;  // For kFlatten: the removed base; for kKeep: the rule.
+  // The bytes the store no longer holds: kRemove, the backup; kFlatten, its old copy (what
+  // `du` counts locally, each file once, none linked from a kept backup; the objects' lengths
+  // in S3). Removing and flattening together free the sum (StoreMoves::BytesFreed).
+  uint64_t freed = 0;
+  uint64_t written = 0;  // kFlatten: the bytes of the new copy, measured the same way.
 };
 
 // Plans (and unless dry_run, carries out) the pruning of `store`. The plan opens the chain of

@@ -43,15 +43,19 @@ class S3StoreMoves final : public StoreMoves {
     return std::nullopt;  // RemoveBackupObjects spares them.
   }
 
-  uint64_t BytesOf(const std::string& path) override {
-    auto a = ParseS3Address(path);
-    if (!a.ok()) return 0;
-    auto list = s3_.BucketOf(*a)->List(a->ObjectKey(""), "");
-    uint64_t sum = 0;
-    if (list.ok()) {
-      for (const S3Object& o : list->objects) sum += o.size;
+  std::vector<uint64_t> BytesFreed(const std::vector<std::string>& paths) override {
+    std::vector<uint64_t> out;
+    for (const std::string& path : paths) {
+      uint64_t sum = 0;
+      if (auto a = ParseS3Address(path); a.ok()) {
+        auto list = s3_.BucketOf(*a)->List(a->ObjectKey(""), "");
+        if (list.ok()) {
+          for (const S3Object& o : list->objects) sum += o.size;
+        }
+      }
+      out.push_back(sum);
     }
-    return sum;
+    return out;
   }
 
   StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path,
@@ -60,8 +64,8 @@ class S3StoreMoves final : public StoreMoves {
     ASSIGN_OR_RETURN(auto writer, s3_.StartRewrite(path, uuid));
     // Names no object of the old version has: it stays whole until the new `.backup` is in.
     const std::string prefix = ".stitchfs/flat-" + NewUuid().substr(0, 8) + "/";
-    ASSIGN_OR_RETURN(FlattenResult r, FlattenInto(chain, *writer, uuid, prefix, progress));
-    return r.bytes_stored;
+    RETURN_IF_ERROR(FlattenInto(chain, *writer, uuid, prefix, progress).status());
+    return BytesFreed({path})[0];  // The new version: the old objects are gone.
   }
 
   ~S3StoreMoves() override {

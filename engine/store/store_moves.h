@@ -43,16 +43,18 @@ class StoreMoves {
   virtual StatusOr<std::vector<StoreWriter>> Writers(const std::set<std::string>& backups) = 0;
   // Removes what an interrupted prune left in the store (work folders, backups set aside).
   virtual void RemoveLeftovers() = 0;
-  // The bytes the backup at `path` occupies.
-  virtual uint64_t BytesOf(const std::string& path) = 0;
+  // The bytes removing all the backups at `paths` frees, attributed to each (in order; the sum
+  // is the total): locally what `du` counts (DiskUsage: blocks of files and folders, a file
+  // linked from outside `paths` freeing nothing), in object storage the objects' lengths.
+  virtual std::vector<uint64_t> BytesFreed(const std::vector<std::string>& paths) = 0;
   // A backup nested inside the backup at `path` (whose manifest is `m`): a folder below it
   // holding a `.backup` or `.lock` that is not one of `m`'s data files; nullopt if none. Prune
   // keeps such a backup rather than take the other along. (Object storage spares nested
   // backups when it removes one: nullopt.)
   virtual std::optional<std::string> NestedBackup(const std::string& path, const Manifest& m) = 0;
   // Replaces the backup at `path` (the top of `chain`) by a flattened copy with its uuid;
-  // returns the bytes written. A reader opening `path` meanwhile gets the old or the new one.
-  // `progress`: as FlattenBackup's.
+  // returns the bytes of the new copy, measured as BytesFreed measures. A reader opening
+  // `path` meanwhile gets the old or the new one. `progress`: as FlattenBackup's.
   virtual StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path,
                                             const CopyProgress& progress) = 0;
   // Takes the backup at `path` out of the store (it no longer opens) so that PutBack can

@@ -96,6 +96,29 @@ check "ls prints one line per name, escaped" test "$("$STITCH" ls "$work/oddb" |
 err=$("$STITCH" cat "$work/oddb" "$(printf 'no\nsuch')" 2>&1 >/dev/null)
 check "an error naming an odd name is one line" test "$(printf '%s' "$err" | wc -l)" = 0
 check "and shows the name escaped" grep -qF 'no\nsuch' <<<"$err"
+tab=$(printf '\t')
+mkfifo "$work/odd/fifo${tab}x"
+out=$("$STITCH" backup "$work/odd" "$work/odd${tab}b2" 2>&1 >/dev/null)
+check "the summary names DEST escaped" grep -qF "backup $work/odd\tb2 (uuid" <<<"$out"
+check "a warning names the source file escaped" grep -qF 'warning: skipped fifo\tx (' <<<"$out"
+check "no raw tab in the summary and warnings" test "$(grep -c "$tab" <<<"$out")" = 0
+rm "$work/odd/fifo${tab}x"
+"$STITCH" backup "$work/odd" "$work/oddstore/a${tab}b" --timestamp '2026-01-01 00:00:00' >/dev/null 2>&1
+"$STITCH" backup "$work/odd" "$work/oddstore/c$(printf '\nd')" --timestamp '2026-01-02 00:00:00' >/dev/null 2>&1
+out=$("$STITCH" prune "$work/oddstore" --keep-last 1)
+check "prune prints one line per backup" test "$(wc -l <<<"$out")" = 3
+check "prune shows a removed name escaped" grep -qE '^remove  a\\tb \(' <<<"$out"
+check "prune shows a kept name escaped" grep -qxF 'keep    c\nd (last)' <<<"$out"
+
+# --- ls lists symlinks and folders stitchfs recorded (empty ones too) -----------------------------
+mkdir -p "$work/lnk/empty" && echo x >"$work/lnk/f" && ln -s f "$work/lnk/to-f"
+"$STITCH" backup "$work/lnk" "$work/lnkb" >/dev/null 2>&1
+check "ls lists symlinks and empty folders" test "$("$STITCH" ls "$work/lnkb" | tr '\n' '|')" = 'empty/|f|to-f|'
+check "ls -l shows a symlink's type and target" grep -qE '^symlink +1 +-  to-f -> f$' <<<"$("$STITCH" ls "$work/lnkb" -l)"
+check "ls --json shows them too" grep -qF '{"name":"to-f","type":"symlink","target":"f"}' <<<"$("$STITCH" ls "$work/lnkb" --json)"
+check "ls -R lists folders" grep -qx 'empty/' <<<"$("$STITCH" ls "$work/lnkb" -R)"
+check "ls of a symlink names it" test "$("$STITCH" ls "$work/lnkb" to-f)" = to-f
+check "ls of an empty folder lists nothing" test -z "$("$STITCH" ls "$work/lnkb" empty)"
 
 # --- exit codes -------------------------------------------------------------------------------
 expect_exit 13 "already exists" -- "$STITCH" backup "$work/src" "$work/store/b0"
@@ -105,6 +128,15 @@ expect_exit 2 "before 1970" -- "$STITCH" backup "$work/src" "$work/x" --timestam
 expect_exit 2 "not a date-time" -- "$STITCH" backup "$work/src" "$work/x" --timestamp '10000-01-01 00:00:00'
 expect_exit 2 "not a date-time" -- "$STITCH" backup "$work/src" "$work/x" --timestamp '2026-02-30 00:00:00'
 check "refused timestamps leave nothing" test ! -e "$work/x"
+expect_exit 2 "--timestamp is given an empty value" -- "$STITCH" backup "$work/src" "$work/x" --timestamp ""
+expect_exit 2 "--base is given twice" -- "$STITCH" backup "$work/src" "$work/x" --base "$work/store/b0" --base "$work/store/b1"
+expect_exit 2 "--jobs is given twice" -- "$STITCH" backup "$work/src" "$work/x" --jobs 1 --jobs=2
+expect_exit 2 "--backups-root is given twice" -- "$STITCH" ls "$work/store/b1" --backups-root /a --backups-root /b
+check "repeatable options repeat" "$STITCH" ls "$work/store/b1" --disk a=/a --disk b=/b
+check "refused options leave nothing" test ! -e "$work/x"
+mkdir -p "$work/dest-real" && ln -s "$work/dest-real" "$work/dest-link"
+expect_exit 2 "destination $work/dest-link is a symlink (to $work/dest-real)" -- "$STITCH" backup "$work/src" "$work/dest-link"
+check "nothing is written through a DEST symlink" test -z "$(ls -A "$work/dest-real")"
 head -c 50000000 /dev/urandom > "$work/src/big.bin"
 ( while [ ! -e "$work/stop" ]; do echo more >> "$work/src/big.bin"; done ) &
 appender=$!
@@ -199,6 +231,19 @@ check "dry run removes nothing" test "$(ls "$work/p1" | wc -l)" = 10
 out=$("$STITCH" prune "$work/p1" --keep-last 3)
 check "prune keeps the last 3" test "$(ls "$work/p1" | tr '\n' ' ')" = "day08 day09 day10 "
 check "prune reports bytes freed" grep -q "freed" <<<"$out"
+# What prune says it freed is what `du` counted of what went (the removed backups and the old
+# copy of the flattened one), and freed minus written is what the store shrank by.
+make_days "$work/p7"
+before=$(du -sB1 "$work/p7" | cut -f1)
+gone=$(du -sB1 "$work"/p7/day0[1-9] | awk '{s += $1} END {print s}')
+out=$("$STITCH" prune "$work/p7" --keep-last 2 --json)
+after=$(du -sB1 "$work/p7" | cut -f1)
+total() { grep -o "\"$1\":[0-9]*" | cut -d: -f2 | awk '{s += $1} END {print s + 0}'; }
+freed=$(total freed <<<"$out")
+written=$(total written <<<"$out")
+check "prune's freed figure is du's of what went ($freed, du $gone)" test "$freed" = "$gone"
+check "freed - written is what the store shrank by ($((freed - written)), du $((before - after)))" \
+  test $((before - after)) = $((freed - written))
 check "every kept day restores byte-exact" kept_ok "$work/p1" day08 day09 day10
 check "the oldest kept day is now full" grep -q "chain (1 backup)" <<<"$("$STITCH" info "$work/p1/day08")"
 make_days "$work/p2"

@@ -90,6 +90,14 @@ sed -i 's|<name>store/copy.txt</name>|<name>../../etc/passwd</name>|' "$work/i/b
 expect_exit 23 "INSECURE_PATH" -- "$STITCH" restore "$work/i/b2" "$work/i/out"
 check "nothing written outside the target" test ! -e "$work/etc/passwd"
 
+# A path named twice, or under a file: refused at open, naming both entries (ClickHouse never
+# writes either; a mount used to show the folder and warn).
+cp -r "$S" "$work/c"
+sed -i 's|<name>store/copy.txt</name>|<name>data/db/log/data.bin/x</name>|' "$work/c/b2/.backup"
+expect_exit 20 'file "data/db/log/data.bin/x" (<file> number 5) is under file "data/db/log/data.bin"' -- "$STITCH" verify "$work/c/b2"
+sed -i 's|<name>data/db/log/data.bin/x</name>|<name>metadata/db/t.sql</name>|' "$work/c/b2/.backup"
+expect_exit 20 'file "metadata/db/t.sql" (<file> number 1) and file "metadata/db/t.sql" (<file> number 5) have one name' -- "$STITCH" ls "$work/c/b2"
+
 cp -r "$S" "$work/s3"
 sed -i "s|<base_backup>[^<]*<|<base_backup>S3(\&apos;https://s3/bucket/b1\&apos;)<|" "$work/s3/b2/.backup"
 # An S3 base on a host that does not resolve: an I/O error naming it, after one attempt here.

@@ -21,42 +21,18 @@
 #include "engine/archive/tar_scanner.h"
 #include "engine/archive/zip_directory.h"
 #include "engine/base/string_file.h"
+#include "tests/testutil/archives.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {
 namespace {
 
 using MemFile = StringFile;
-
-// Text that compresses well, with random runs that do not.
-std::string Mixed(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::string out;
-  while (out.size() < n) {
-    if (rng() % 3 == 0) {
-      for (int i = 0; i < 5000; ++i) out.push_back(static_cast<char>(rng()));
-    } else {
-      out += "line " + std::to_string(rng() % 1000) + " of a log that repeats itself\n";
-    }
-  }
-  out.resize(n);
-  return out;
-}
-
-// `data` deflated: raw (window_bits -15) or as one gzip member (31).
-std::string Deflate(const std::string& data, int window_bits) {
-  z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, data.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
+using testutil::Deflate;
+using testutil::MakeZip;
+using testutil::Mixed;
+using testutil::PaxRecord;
+using testutil::TarHeader;
 
 // Reads `expected` back through an ArchiveReader over stream 0 of `index` at random offsets.
 void ExpectRandomReads(std::shared_ptr<const RandomAccessFile> file, ArchiveIndex index,
@@ -185,48 +161,18 @@ TEST(InflatePointsTest, BombsStopEarly) {
   EXPECT_LE(*n, DecodePass::kTrailing + (256 << 10));
 }
 
-// A tar header block: `name` (ustar fields), `size`, `type`, checksum filled in.
-std::string TarHeader(const std::string& name, uint64_t size, char type,
-                      const std::string& prefix = "") {
-  std::string h(512, '\0');
-  std::memcpy(h.data(), name.data(), std::min<size_t>(name.size(), 100));
-  std::snprintf(h.data() + 124, 12, "%011llo", static_cast<unsigned long long>(size));
-  h[156] = type;
-  std::memcpy(h.data() + 257,
-              "ustar\0"
-              "00",
-              8);
-  std::memcpy(h.data() + 345, prefix.data(), std::min<size_t>(prefix.size(), 155));
-  std::memset(h.data() + 148, ' ', 8);
-  unsigned sum = 0;
-  for (char c : h) sum += static_cast<unsigned char>(c);
-  std::snprintf(h.data() + 148, 8, "%06o", sum);
-  return h;
-}
-
-std::string Padded(std::string s) {
-  s.resize((s.size() + 511) / 512 * 512, '\0');
-  return s;
-}
-
-std::string PaxRecord(const std::string& key, const std::string& value) {
-  const std::string body = " " + key + "=" + value + "\n";
-  size_t n = body.size() + 1;
-  while (std::to_string(n).size() + body.size() != n) ++n;
-  return std::to_string(n) + body;
-}
-
 TEST(TarScannerTest, UstarPaxGnuAndDirectories) {
   const std::string long_name = "data/" + std::string(150, 'x') + "/columns.txt";
   const std::string pax = PaxRecord("path", long_name) + PaxRecord("size", "3");
   std::string tar;
   tar += TarHeader("./", 0, '5');
-  tar += TarHeader("./.backup", 5, '0') + Padded("<cfg>");
-  tar += TarHeader("PaxHeader/x", pax.size(), 'x') + Padded(pax);
-  tar += TarHeader("short", 999, '0') + Padded("abc");
-  tar += TarHeader("././@LongLink", long_name.size() + 5, 'L') + Padded("gnu/" + long_name);
-  tar += TarHeader("gnu/trunc", 2, '0') + Padded("de");
-  tar += TarHeader("b.bin", 1, '0', "data/db") + Padded("f");
+  tar += TarHeader("./.backup", 5, '0') + testutil::TarPadded("<cfg>");
+  tar += TarHeader("PaxHeader/x", pax.size(), 'x') + testutil::TarPadded(pax);
+  tar += TarHeader("short", 999, '0') + testutil::TarPadded("abc");
+  tar += TarHeader("././@LongLink", long_name.size() + 5, 'L') +
+         testutil::TarPadded("gnu/" + long_name);
+  tar += TarHeader("gnu/trunc", 2, '0') + testutil::TarPadded("de");
+  tar += TarHeader("b.bin", 1, '0', "data/db") + testutil::TarPadded("f");
   tar += TarHeader("link", 0, '2');
   tar += std::string(1024, '\0') + "trailing junk";
   TarScanner scanner("mem");
@@ -250,7 +196,7 @@ TEST(TarScannerTest, UstarPaxGnuAndDirectories) {
 }
 
 TEST(TarScannerTest, BadChecksumAndCutStream) {
-  std::string tar = TarHeader("a", 600, '0') + Padded(std::string(600, 'a'));
+  std::string tar = TarHeader("a", 600, '0') + testutil::TarPadded(std::string(600, 'a'));
   std::string bad = tar;
   bad[10] ^= 1;
   TarScanner s1("mem");
@@ -260,9 +206,7 @@ TEST(TarScannerTest, BadChecksumAndCutStream) {
   EXPECT_EQ(s2.Finish().code(), ErrorCode::kBackupDamaged);
 }
 
-void Put(std::string& s, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) s.push_back(static_cast<char>(v >> (8 * i)));
-}
+void Put(std::string& s, uint64_t v, int bytes) { testutil::PutLe(s, v, bytes); }
 
 // One stored member whose sizes and offset are in a ZIP64 extra field, found through the ZIP64
 // end record, as writers that stream their output make them.
@@ -304,31 +248,6 @@ TEST(ZipDirectoryTest, Zip64StoredMember) {
     MemFile short_file(zip.substr(0, cut));
     EXPECT_EQ(ReadZipDirectory(short_file, "mem").status().code(), ErrorCode::kBackupDamaged);
   }
-}
-
-// A zip of `members` (name, zip method, bytes as stored, original bytes): local headers,
-// central directory, end record.
-std::string MakeZip(
-    const std::vector<std::tuple<std::string, int, std::string, std::string>>& members) {
-  std::string zip, dir;
-  for (const auto& [name, method, stored, original] : members) {
-    const uint32_t crc = crc32(0, reinterpret_cast<const Bytef*>(original.data()), original.size());
-    const uint64_t at = zip.size();
-    Put(zip, 0x04034b50, 4), Put(zip, 20, 2), Put(zip, 0, 2), Put(zip, method, 2), Put(zip, 0, 4);
-    Put(zip, crc, 4), Put(zip, stored.size(), 4), Put(zip, original.size(), 4);
-    Put(zip, name.size(), 2), Put(zip, 0, 2);
-    zip += name + stored;
-    Put(dir, 0x02014b50, 4), Put(dir, 20, 2), Put(dir, 20, 2), Put(dir, 0, 2);
-    Put(dir, method, 2), Put(dir, 0, 4), Put(dir, crc, 4), Put(dir, stored.size(), 4);
-    Put(dir, original.size(), 4), Put(dir, name.size(), 2), Put(dir, 0, 2), Put(dir, 0, 2);
-    Put(dir, 0, 2), Put(dir, 0, 2), Put(dir, 0, 4), Put(dir, at, 4);
-    dir += name;
-  }
-  const uint64_t dir_at = zip.size();
-  zip += dir;
-  Put(zip, 0x06054b50, 4), Put(zip, 0, 2), Put(zip, 0, 2), Put(zip, members.size(), 2);
-  Put(zip, members.size(), 2), Put(zip, dir.size(), 4), Put(zip, dir_at, 4), Put(zip, 0, 2);
-  return zip;
 }
 
 // Members compressed with zstd, xz and bzip2 (zip methods 93, 95, 12) beside a stored one and a

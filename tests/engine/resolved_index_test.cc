@@ -101,6 +101,35 @@ TEST_F(ResolvedIndexTest, AnIndexedOpenReadsNoManifestOfTheBases) {
   EXPECT_LT(second.backups->kept_bytes(), all);
 }
 
+TEST_F(ResolvedIndexTest, AnIndexKeepsLocatorsWithoutCredentialsAndIsStillTrusted) {
+  // b0 names a base of its own with credentials (ClickHouse before mid-2026), which none of
+  // its entries reads: the indexes of b1 and b2 record that level's locator.
+  const std::string manifest = testutil::ReadFile(dir_ / "b0/.backup");
+  const size_t at = manifest.find("<contents");
+  ASSERT_NE(at, std::string::npos);
+  std::string with_secret = manifest;
+  with_secret.insert(at,
+                     "<base_backup>S3(&apos;http://h:1/bk/base&apos;, &apos;AKID&apos;, "
+                     "&apos;TOPSECRET&apos;)</base_backup>");
+  testutil::WriteFile(dir_ / "b0/.backup", with_secret);
+  ASSERT_TRUE(Open("b2", Options()));
+  const std::vector<std::string> indexes = IndexFiles(cache_dir_.path());
+  ASSERT_FALSE(indexes.empty());
+  for (const std::string& f : indexes) {
+    const std::string bytes = testutil::ReadFile(f);
+    EXPECT_EQ(bytes.find("TOPSECRET"), std::string::npos) << f;
+    EXPECT_EQ(bytes.find("AKID"), std::string::npos) << f;
+  }
+  // Opened again from its index: no manifest of a base is read.
+  ChainOptions again = Options();
+  auto b = Open("b2", again);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(again.backups->kept_bytes(), b->top().manifest().MemoryUsage());
+  EXPECT_EQ(b->level(2).base_backup, "S3('http://h:1/bk/base')");
+  EXPECT_TRUE(b->level(2).base_stripped);
+  EXPECT_EQ(Describe(*b), Walked("b2"));
+}
+
 TEST_F(ResolvedIndexTest, ABaseRewrittenOrReplacedMakesTheIndexStale) {
   ASSERT_TRUE(Open("b2", Options()));
   // b1 rewritten as itself (another folder and .backup): the index is not trusted, the chain

@@ -10,6 +10,8 @@
 #    to the same place succeeds; `stitch cat` fails and prints no byte that is not the file's;
 #    a mount answers EIO for that file only, and the file reads right once the fault is gone.
 #  - A ranged GET whose Content-Range gives another length is BACKUP_DAMAGED (exit 20).
+#  - prune's DeleteObjects failed once (retried: done) or for good (exit 1, the kept backup
+#    exact, the next prune finishes).
 # Usage: s3_faults.sh STITCH STITCHFS S3_FAULT_PROXY RADOSGW_SH
 # Exits 77 (skipped) where FUSE or radosgw cannot be used.
 set -uo pipefail
@@ -215,6 +217,34 @@ persistent manifest-lost "PUT .backup reset-mid-body"
 persistent unlock-429 "DELETE .lock 429"
 persistent lock-503 "PUT .lock 503"
 persistent list-cut "GET list-type=2 short-body"
+
+# --- DeleteObjects under faults: retried when transient; when it keeps failing prune fails,
+# the kept backup stays exact, and the next prune finishes. -------------------------------------
+psrc=$work/psrc
+mkdir -p "$psrc"
+for i in 1 2 3 4 5; do echo "$i" >"$psrc/f$i"; done
+pstore() {  # pstore NAME: two full backups under tpr/NAME, a day apart.
+  backup "$psrc" "s3://stitch/tpr/$1/d1" --timestamp "2026-11-01 10:00:00" &&
+    backup "$psrc" "s3://stitch/tpr/$1/d2" --timestamp "2026-11-02 10:00:00"
+}
+n=0
+for action in 503 reset reset-mid-body short-body short-head delay=300; do
+  n=$((n + 1))
+  check "store t$n to prune" pstore "t$n"
+  faults "POST ?delete $action 1"
+  check "prune under '$action' once on DeleteObjects" \
+    bash -c "'$STITCH' prune s3://stitch/tpr/t$n --keep-last 1 >/dev/null"
+  faults
+  check "'$action': the removed backup left no object" [ -z "$(keys "tpr/t$n/d1/")" ]
+  check "'$action': the kept one is exact" same_backup "s3://stitch/tpr/t$n/d2" "$psrc"
+done
+check "store p to prune" pstore p
+faults "POST ?delete 503"
+expect_exit 1 "IO_ERROR" -- "$STITCH" prune s3://stitch/tpr/p --keep-last 1
+faults
+check "deletes that keep failing: the kept backup is exact" same_backup s3://stitch/tpr/p/d2 "$psrc"
+check "and the next prune finishes" bash -c "'$STITCH' prune s3://stitch/tpr/p --keep-last 1 >/dev/null"
+check "leaving no object of the removed one" [ -z "$(keys "tpr/p/d1/")" ]
 
 # --- Persistent faults on reads: an error, never other bytes ---------------------------------
 for rule in "GET data.bin 503" "GET data.bin reset-mid-body" "GET data.bin short-body" \

@@ -10,8 +10,9 @@ namespace {
 std::unique_ptr<const engine::Manifest> Parse(const std::string& files,
                                               const std::string& nodes = "") {
   auto m = engine::ParseManifest(
-      "<config><version>1</version><timestamp>2026-10-01 12:00:00</timestamp><uuid>11111111-2222-4333-8444-555555555555</uuid><contents>" + files +
-          "</contents>" + nodes + "</config>",
+      "<config><version>1</version><timestamp>2026-10-01 12:00:00</timestamp>"
+      "<uuid>11111111-2222-4333-8444-555555555555</uuid><contents>" +
+          files + "</contents>" + nodes + "</config>",
       "x");
   EXPECT_TRUE(m.ok()) << m.status().ToString();
   return std::move(*m);
@@ -24,9 +25,7 @@ std::string File(const std::string& name, const std::string& meta = "") {
 
 TEST(InodeTableTest, ImpliedFoldersLookupAndSortedChildren) {
   auto m = Parse(File("b/z") + File("b/a") + File("c") + File("b/sub/x"));
-  std::vector<std::string> conflicts;
-  InodeTable t = InodeTable::Build(*m, &conflicts);
-  EXPECT_TRUE(conflicts.empty());
+  InodeTable t = InodeTable::Build(*m);
   const uint32_t b = t.Lookup(InodeTable::kRoot, "b");
   ASSERT_NE(b, 0u);
   EXPECT_EQ(t.Get(b)->type, InodeType::kDir);
@@ -42,16 +41,16 @@ TEST(InodeTableTest, ImpliedFoldersLookupAndSortedChildren) {
   EXPECT_EQ(st.st_mode, static_cast<mode_t>(S_IFREG | 0444));
 }
 
-TEST(InodeTableTest, HardLinksShareAnInodeAndFileFolderConflictsKeepTheFolder) {
+// (A name that is both a file and a folder never reaches here: engine::CheckNames refuses the
+// manifest, name_check_test.cc.)
+TEST(InodeTableTest, HardLinksShareAnInode) {
   const std::string meta = "644 0 0 0 0 77 9";
-  auto m = Parse(File("a", meta) + File("d/b", meta) + File("x") + File("x/y"),
+  auto m = Parse(File("a", meta) + File("d/b", meta) + File("x/y"),
                  "<stitchfs_symlink>777 0 0 0 0 0 0 1 lt</stitchfs_symlink>");
-  std::vector<std::string> conflicts;
-  InodeTable t = InodeTable::Build(*m, &conflicts);
+  InodeTable t = InodeTable::Build(*m);
   const uint32_t a = t.Lookup(InodeTable::kRoot, "a");
   EXPECT_EQ(a, t.Lookup(t.Lookup(InodeTable::kRoot, "d"), "b"));
   EXPECT_EQ(t.Get(a)->nlink, 2u);
-  EXPECT_EQ(conflicts, (std::vector<std::string>{"x"}));
   EXPECT_EQ(t.Get(t.Lookup(InodeTable::kRoot, "x"))->type, InodeType::kDir);
   const uint32_t l = t.Lookup(InodeTable::kRoot, "l");
   ASSERT_NE(l, 0u);

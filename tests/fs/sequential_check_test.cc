@@ -25,8 +25,11 @@ class SequentialCheckTest : public ViewTest {
 TEST_F(SequentialCheckTest, ReadsInOrderAndOutOfOrderPass) {
   auto check = CheckOf(backup_);
   const std::string all = Content();
+  check->Begin(0);
   ASSERT_OK(check->Accept(0, std::string_view(all).substr(0, 2048)));
-  // The next two reads served by two threads, the later one first: it waits for the other.
+  // The next two reads served by two threads, the later one done first: it waits for the other.
+  check->Begin(2048);
+  check->Begin(4096);
   engine::Status later;
   std::thread t([&] { later = check->Accept(4096, std::string_view(all).substr(4096)); });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -52,13 +55,50 @@ TEST_F(SequentialCheckTest, TheReadThatCompletesABadFileFails) {
   EXPECT_OK(check->Accept(0, std::string_view(bad).substr(0, 100)));  // Other reads do not.
 }
 
+TEST_F(SequentialCheckTest, AMiddleReadDoneEarlyIsKeptUntilItsTurn) {
+  std::string base = testutil::ReadFile(dir_ / "we\"ird \\ dir/b0/log/app.log");
+  base[3000] = static_cast<char>(base[3000] ^ 1);  // Inside the read done early.
+  const std::string bad = base + b_ + c_;
+  auto check = CheckOf(backup_);
+  check->Begin(0);
+  check->Begin(2048);
+  ASSERT_OK(check->Accept(2048, std::string_view(bad).substr(2048, 2048)));  // Early: kept.
+  ASSERT_OK(check->Accept(0, std::string_view(bad).substr(0, 2048)));
+  EXPECT_EQ(check->Accept(4096, std::string_view(bad).substr(4096)).code(),
+            ErrorCode::kBackupDamaged);
+  // A later open of the same file, told what this one found: its end fails at once.
+  SequentialCheck again(std::make_unique<engine::ContentCheck>(
+                            *backup_, *backup_->top().manifest().FindByName("log/app.log")),
+                        check->result());
+  EXPECT_EQ(again.Accept(4096, std::string_view(bad).substr(4096)).code(),
+            ErrorCode::kBackupDamaged);
+  EXPECT_OK(again.Accept(0, std::string_view(bad).substr(0, 2048)));
+}
+
+TEST_F(SequentialCheckTest, AFailedReadOfTheGapEndsTheWait) {
+  auto check = CheckOf(backup_);
+  const std::string all = Content();
+  check->Begin(0);
+  check->Begin(4096);
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    check->Cancel(0);  // Its read failed (EIO to its reader).
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_OK(check->Accept(4096, std::string_view(all).substr(4096)));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, SequentialCheck::kWait);
+  t.join();
+}
+
 TEST_F(SequentialCheckTest, ASeekStopsTheCheckWithoutAnError) {
   auto check = CheckOf(backup_);
   std::string wrong = Content();
   wrong.back() = static_cast<char>(wrong.back() ^ 1);
   const auto t0 = std::chrono::steady_clock::now();
+  check->Begin(4096);
   EXPECT_OK(check->Accept(4096, std::string_view(wrong).substr(4096)));  // Nothing before it.
-  EXPECT_GE(std::chrono::steady_clock::now() - t0, SequentialCheck::kWait);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, SequentialCheck::kWait)
+      << "no read of the gap being served: no long wait";
   EXPECT_OK(check->Accept(0, std::string_view(wrong).substr(0, 4096)));
 }
 

@@ -218,6 +218,24 @@ TEST_F(StoreViewTest, ABrokenBackupIsAnErrorForItsFolderAndEverythingInIt) {
   EXPECT_EQ(Walk(*view_, "app.log", dir).value(), file);
 }
 
+TEST_F(StoreViewTest, ABadBaseLocatorIsEioSayingWhy) {
+  std::string manifest = testutil::ReadFile(store_ + "/g1/.backup");
+  const size_t from = manifest.find("<base_backup>") + 13;
+  manifest.replace(from, manifest.find("</base_backup>") - from, "File(&apos;g0");  // Unclosed.
+  testutil::WriteFile(store_ + "/g1/.backup.new", manifest);
+  fs::rename(store_ + "/g1/.backup.new", store_ + "/g1/.backup");
+  Rescanned();
+  const uint64_t g1 = Ino("g1");
+  EXPECT_TRUE(S_ISDIR(view_->Attr(g1)->st_mode)) << "still shows as a folder";
+  for (const engine::Status& s :
+       {view_->ReadDir(g1, 0, 10).status(), view_->Lookup(g1, "log").status()}) {
+    EXPECT_EQ(engine::ErrnoFor(s), EIO) << s.ToString();  // Not EINVAL, which fuse_ops won't log.
+    EXPECT_NE(s.ToString().find("cannot parse base backup locator File(...)"), std::string::npos)
+        << s.ToString();  // Shown without its text: an unparsable locator may hold a secret.
+  }
+  EXPECT_EQ(ReadAll(*view_, Ino("g0/log/app.log")).value(), log0_) << "the rest reads";
+}
+
 TEST_F(StoreViewTest, ReplacedInPlace) {
   const uint64_t file = Ino("g1/log/app.log"), base_file = Ino("g0/db/t.sql");
   ASSERT_OK(ReadAll(*view_, file).status());

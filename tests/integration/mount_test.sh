@@ -34,6 +34,11 @@ mnt() {
   "$STITCHFS" "$backup" "$dir" "$@"
 }
 umnt() { fusermount3 -u "$1"; }
+# wait_for CMD...: until CMD succeeds (30 s at most: changes show within about a second, longer
+# on a loaded machine).
+wait_for() { for _ in $(seq 600); do "$@" && return 0; sleep 0.05; done; return 1; }
+# eio CMD...: CMD fails with "Input/output error".
+eio() { grep -q "Input/output error" <<<"$("$@" 2>&1 >/dev/null)"; }
 # A listing of a tree with metadata, comparable between a source and a copy.
 # (Folder sizes are left out: they depend on the filesystem.)
 listing() { (cd "$1" && find . -mindepth 1 \( -type d -printf '%P %y %m %U %G %T@\n' \) -o -printf '%P %y %m %U %G %s %l %T@\n' | sort); }
@@ -197,6 +202,8 @@ printf '\xff' | dd of="$work/flip/g0/logs/big.log" bs=1 seek=1000 conv=notrunc 2
 mnt "$work/flip/g1" "$work/fm"
 out=$(cat "$work/fm/logs/big.log" 2>&1 >/dev/null)
 check "a whole read of a file with a flipped byte ends in EIO" grep -q "Input/output error" <<<"$out"
+out=$(cat "$work/fm/logs/big.log" 2>&1 >/dev/null)
+check "and so does the next (most of it from the page cache)" grep -q "Input/output error" <<<"$out"
 check "other files read" cmp "$work/fm/db/t.sql" "$S/db/t.sql"
 check "a partial read is not checked (nothing to compare with)" \
   bash -c "dd if='$work/fm/logs/big.log' bs=4096 skip=100 count=1 status=none | wc -c | grep -qx 4096"
@@ -219,6 +226,37 @@ pkill -TERM -f "stitchfs $work/store/g2 $work/fg" || true
 read -r line <&3
 check "SIGTERM exits 0" test "$line" = "exit=0"
 check "SIGTERM unmounted" bash -c "! mountpoint -q '$work/fg'"
+
+# --- a mount whose daemon died (kill -9): the next mount there says it is stale and how to clear it
+mkdir -p "$work/stale"
+mounts+=("$work/stale")
+"$STITCHFS" "$work/store/g2" "$work/stale" -f 2>/dev/null &
+stale_pid=$!
+wait_for test -f "$work/stale/db/t.sql"
+kill -9 "$stale_pid"
+wait "$stale_pid" 2>/dev/null
+expect_exit 30 "is a stale mount" -- "$STITCHFS" "$work/store/g2" "$work/stale"
+expect_exit 30 "fusermount3 -u $work/stale" -- "$STITCHFS" "$work/store/g2" "$work/stale"
+check "the command it names clears it" fusermount3 -u "$work/stale"
+mnt "$work/store/g2" "$work/stale"
+check "and a mount there works again" cmp "$work/stale/db/t.sql" "$S/db/t.sql"
+umnt "$work/stale"
+
+# --- a backup of a store mount whose base locator does not parse: EIO, and the reason logged ----
+mkdir -p "$work/locstore" "$work/loc"
+cp -r "$work/store/g0" "$work/locstore/good"
+cp -r "$work/store/g1" "$work/locstore/bad"
+sed -i 's|<base_backup>[^<]*</base_backup>|<base_backup>File(\&apos;g0</base_backup>|' "$work/locstore/bad/.backup"
+mounts+=("$work/loc")
+"$STITCHFS" "$work/locstore" "$work/loc" -f 2>"$work/loc.log" &
+loc_pid=$!
+wait_for test -d "$work/loc/good/db"
+check "a bad base locator is EIO" eio ls "$work/loc/bad"
+check "and the mount logs why (the locator not shown: it may hold a secret)" \
+  grep -q "bad: cannot parse base backup locator File(...)" "$work/loc.log"
+check "the other backups read" cmp "$work/loc/good/db/t.sql" "$work/store/g0/db/t.sql"
+kill -TERM "$loc_pid"
+wait "$loc_pid" 2>/dev/null
 
 # --- mount helper: fstab-style call and mount -t fuse.stitchfs --------------------------------
 mkdir -p "$work/h1" "$work/h2"
@@ -255,8 +293,6 @@ check "find of the store after reading through a link" find "$work/sm" -type f -
 head -c 1000 /dev/urandom >> "$S/logs/big.log"
 "$STITCH" backup "$S" "$ST/g3" --base "$ST/g2" >/dev/null 2>&1
 mkdir -p "$ST/unfinished" && echo x > "$ST/unfinished/.lock"
-# (30 s at most: changes show within about a second, longer on a loaded machine.)
-wait_for() { for _ in $(seq 600); do "$@" && return 0; sleep 0.05; done; return 1; }
 # wait_output WANT CMD...: until CMD (run again each time) prints exactly WANT.
 wait_output() {
   local want=$1
@@ -303,7 +339,6 @@ ls "$work/sm/c1/db" >/dev/null
 cp "$ST/c0/.backup" "$work/c0.backup"
 printf '<config>' > "$ST/c0/.backup"
 wait_for bash -c "! cat '$work/sm/c1/db/t.sql' >/dev/null 2>&1"
-eio() { grep -q "Input/output error" <<<"$("$@" 2>&1 >/dev/null)"; }
 check "its base broken, a file read before is EIO" eio cat "$work/sm/c1/db/t.sql"
 check "and a folder not listed yet is EIO" eio ls "$work/sm/c1/db/part_2"
 check "and a name looked up in it is EIO" eio stat "$work/sm/c1/db/part_2/data.bin"

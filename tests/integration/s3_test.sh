@@ -152,6 +152,20 @@ for d in 3 4; do
   check "kept d$d restores right after prune" bash -c \
     "'$STITCH' restore s3://stitch/pr/d$d '$work/pr$d' && diff -r '$work/pr$d' '$work/pday$d'"
 done
+# Prune deletes with DeleteObjects (up to 1000 keys a request), not one request per object.
+msrc=$work/msrc
+mkdir -p "$msrc"
+for i in $(seq 1 400); do echo "$i" >"$msrc/f$i"; done
+"$STITCH" backup "$msrc" s3://stitch/many/m1 --timestamp "2026-11-01 10:00:00" >/dev/null 2>&1 ||
+  bad "backup many/m1"
+echo new >"$msrc/f1"
+"$STITCH" backup "$msrc" s3://stitch/many/m2 --timestamp "2026-11-02 10:00:00" >/dev/null 2>&1 ||
+  bad "backup many/m2"
+reqs=$(STITCH_S3_STATS=1 "$STITCH" prune s3://stitch/many --keep-last 1 2>&1 >/dev/null |
+  grep -o 'requests [0-9]*' | awk '{s += $2} END {print s}')
+check "prune removed 400 objects in a few requests ($reqs)" [ "${reqs:-9999}" -lt 100 ]
+check "none of them is left" [ -z "$(keys many/m1/)" ]
+check "the kept one restores" bash -c "'$STITCH' restore s3://stitch/many/m2 '$work/many' && diff -r '$work/many' '$msrc'"
 check "flatten from S3 to S3" "$STITCH" flatten s3://stitch/pr/d4 s3://stitch/flat/d4
 mnt s3://stitch/flat/d4 "$work/m8"
 check "flattened copy (diff -r)" diff -r "$work/m8" "$work/pday4"

@@ -8,6 +8,7 @@
 //   make_fixture manifest DIR N       a backup of N empty-data ClickHouse-like entries
 //   make_fixture tree DIR FILES BYTES a full backup of a random tree, and the tree itself
 //   make_fixture files DIR FILES BYTES only the random tree, in DIR/tree
+//   make_fixture hostile-zip FILE     300 directory entries over one deflate bomb (issue 25)
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "engine/base/atomic_file.h"
 #include "engine/format/manifest_writer.h"
 #include "engine/storage/locator.h"
+#include "tests/testutil/archives.h"
 #include "tests/testutil/fixture.h"
 #include "tests/tools/fixture_layouts.h"
 
@@ -235,8 +237,13 @@ int main(int argc, char** argv) {
   if (cmd == "tree" && argc == 5) {
     return Tree(argv[2], std::strtoull(argv[3], nullptr, 10), std::strtoull(argv[4], nullptr, 10));
   }
-  std::fprintf(stderr,
-               "usage: make_fixture chain DIR | layouts DIR | lightweight DIR ENDPOINT BUCKET | "
-               "grow DIR N BYTES | manifest DIR N | tree|files DIR FILES BYTES\n");
+  if (cmd == "hostile-zip" && argc == 3) {
+    testutil::WriteFile(argv[2], testutil::SharedBombZip(300, 64 << 20));
+    return 0;
+  }
+  std::fprintf(
+      stderr,
+      "usage: make_fixture chain DIR | layouts DIR | lightweight DIR ENDPOINT BUCKET | "
+      "grow DIR N BYTES | manifest DIR N | tree|files DIR FILES BYTES | hostile-zip FILE\n");
   return 2;
 }
