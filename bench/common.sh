@@ -11,7 +11,7 @@ export STITCH_NO_PROGRESS=1
 
 ensure_built() {
   [ -z "${STITCH_BENCH_BUILD:-}" ] || return 0
-  bash "$ROOT/scripts/install-deps.sh"
+  bash "$ROOT/scripts/install-deps.sh" --tests
   bash "$ROOT/scripts/build.sh" "$BUILD"
 }
 

@@ -16,7 +16,13 @@ int CmdFlatten(int argc, char** argv) {
   auto chain = OpenChainFromArgs(argc, argv, {{"--json"}, {}, 2, 2, 2}, &args, &code);
   if (!chain) return code;
   engine::StopOnSignals();  // Ctrl-C unwinds: the partial copy is removed.
-  auto r = engine::FlattenBackup(*chain, args.positional[1]);
+  const engine::Manifest& m = chain->top().manifest();
+  uint64_t total = 0, done = 0;
+  for (size_t i = 0; i < m.num_entries(); ++i) total += m.entry(i).size;
+  Progress bar("flatten", 0, total);
+  auto r = engine::FlattenBackup(*chain, args.positional[1], /*keep_uuid=*/false, chain->storage(),
+                                 [&](uint64_t n) { bar.Update(0, done += n); });
+  bar.Done();
   if (!r.ok()) return Fail(r.status());
   if (args.Has("--json")) {
     engine::JsonWriter j;

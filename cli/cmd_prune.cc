@@ -44,8 +44,13 @@ int CmdPrune(int argc, char** argv) {
     *field = static_cast<int>(n);
   }
   p.dry_run = args->Has("--dry-run");
-  auto plan =
-      engine::PruneStore(args->positional[0], p, engine::ManifestCache::Default(), args->locators);
+  Progress bar("prune: flatten", 0, 0);  // The long part: kept backups whose base goes.
+  auto plan = engine::PruneStore(args->positional[0], p, engine::ManifestCache::Default(),
+                                 args->locators, [&](uint64_t done, uint64_t total) {
+                                   bar.SetTotals(0, total);
+                                   bar.Update(0, done);
+                                 });
+  bar.Done();
   if (!plan.ok()) return Fail(plan.status());
   uint64_t freed = 0, written = 0, flattened = 0;
   engine::JsonWriter j;

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "cli/progress.h"
 #include "engine/base/cache_dir.h"
 #include "engine/base/error_table.h"
@@ -22,25 +23,29 @@ constexpr Command kCommands[] = {
     {"backup", stitchfs::cli::CmdBackup,
      "backup SOURCE DEST [--base BASE] [--immutable GLOB]... [--checksum xxh3|clickhouse]\n"
      "                [--jobs N] [--files-cache] [--timestamp T] [--json]"},
-    {"diff", stitchfs::cli::CmdDiff, "diff OLD NEW [PATH] [--json]"},
-    {"flatten", stitchfs::cli::CmdFlatten, "flatten BACKUP DEST [--json]"},
-    {"info", stitchfs::cli::CmdInfo, "info BACKUP [--json]"},
+    {"diff", stitchfs::cli::CmdDiff, "diff OLD NEW [PATH] [--base BASE] [--json]"},
+    {"flatten", stitchfs::cli::CmdFlatten, "flatten BACKUP DEST [--base BASE] [--json]"},
+    {"info", stitchfs::cli::CmdInfo, "info BACKUP [--base BASE] [--json]"},
     {"log", stitchfs::cli::CmdLog, "log STORE [--json]"},
-    {"ls", stitchfs::cli::CmdLs, "ls BACKUP [PATH] [-l] [-R] [--json]"},
+    {"ls", stitchfs::cli::CmdLs, "ls BACKUP [PATH] [-l] [-R] [--base BASE] [--json]"},
     {"prune", stitchfs::cli::CmdPrune,
      "prune STORE [--keep-last N] [--keep-daily N] [--keep-monthly N] [--dry-run] [--json]"},
-    {"cat", stitchfs::cli::CmdCat, "cat BACKUP PATH"},
-    {"restore", stitchfs::cli::CmdRestore, "restore BACKUP TARGET [PATH...] [--json]"},
-    {"verify", stitchfs::cli::CmdVerify, "verify BACKUP [--json]"},
+    {"cat", stitchfs::cli::CmdCat, "cat BACKUP PATH [--base BASE]"},
+    {"restore", stitchfs::cli::CmdRestore,
+     "restore BACKUP TARGET [PATH...] [--base BASE] [--json]"},
+    {"verify", stitchfs::cli::CmdVerify, "verify BACKUP [--base BASE] [--json]"},
 };
 
-void Usage(FILE* out) {
+// The commands; with `full` (stitch --help), also examples and the exit codes.
+void Usage(FILE* out, bool full) {
   std::fprintf(out, "usage: stitch COMMAND ...   (stitch --version: the version)\n");
   for (const Command& c : kCommands) std::fprintf(out, "  stitch %s\n", c.usage);
-  std::fprintf(out,
-               "Commands that open a backup also take --disk NAME=DIR (repeatable) to resolve\n"
-               "Disk('NAME', ...) base locators and --base DIR to override the top backup's base.\n"
-               "See stitch(1) for exit codes.\n");
+  if (full) {
+    stitchfs::cli::PrintGeneralHelp(out);
+  } else {
+    std::fprintf(out,
+                 "stitch --help: examples and exit codes; stitch COMMAND --help: one command\n");
+  }
 }
 
 // Many data files may be open at once for long chains; take the hard limit.
@@ -56,12 +61,12 @@ void RaiseFdLimit() {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    Usage(stderr);
+    Usage(stderr, false);
     return stitchfs::engine::kExitUsage;
   }
   if (!std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") ||
       !std::strcmp(argv[1], "help")) {
-    Usage(stdout);
+    Usage(stdout, true);
     return 0;
   }
   if (!std::strcmp(argv[1], "-V") || !std::strcmp(argv[1], "--version") ||
@@ -77,6 +82,10 @@ int main(int argc, char** argv) {
   stitchfs::cli::ShowArchiveIndexing();
   for (const Command& c : kCommands) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
+    if (stitchfs::cli::WantsHelp(argc - 1, argv + 1)) {
+      stitchfs::cli::PrintCommandHelp(stdout, c.name, c.usage);
+      return stitchfs::engine::kExitOk;
+    }
     try {
       int code = c.run(argc - 1, argv + 1);
       if (code == stitchfs::engine::kExitUsage) std::fprintf(stderr, "usage: stitch %s\n", c.usage);
@@ -88,6 +97,6 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "stitch: unknown command '%s'\n",
                stitchfs::engine::EscapeForMessage(argv[1]).c_str());
-  Usage(stderr);
+  Usage(stderr, false);
   return stitchfs::engine::kExitUsage;
 }

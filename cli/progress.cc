@@ -34,10 +34,27 @@ Progress::Progress(std::string what, uint64_t total_files, uint64_t total_bytes)
 
 Progress::~Progress() { Done(); }
 
+std::string HumanDuration(uint64_t seconds) {
+  char buf[32];
+  if (seconds < 60) {
+    std::snprintf(buf, sizeof(buf), "%llus", static_cast<unsigned long long>(seconds));
+  } else if (seconds < 3600) {
+    std::snprintf(buf, sizeof(buf), "%llum%02llus", static_cast<unsigned long long>(seconds / 60),
+                  static_cast<unsigned long long>(seconds % 60));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%lluh%02llum", static_cast<unsigned long long>(seconds / 3600),
+                  static_cast<unsigned long long>(seconds / 60 % 60));
+  }
+  return buf;
+}
+
 void Progress::Update(uint64_t files, uint64_t bytes) {
   if (!enabled_) return;
   auto now = std::chrono::steady_clock::now();
-  if (drawn_ && now - last_ < std::chrono::milliseconds(100) && files < total_files_) return;
+  // The last state is always drawn; anything else at most ten times a second.
+  const bool last = (total_files_ > 0 && files >= total_files_) ||
+                    (total_files_ == 0 && total_bytes_ > 0 && bytes >= total_bytes_);
+  if (drawn_ && now - last_ < std::chrono::milliseconds(100) && !last) return;
   last_ = now;
   Draw(files, bytes);
 }
@@ -54,8 +71,8 @@ void Progress::Draw(uint64_t files, uint64_t bytes) {
   std::string bar(kWidth, ' ');
   for (int i = 0; i < static_cast<int>(frac * kWidth) && i < kWidth; ++i) bar[i] = '#';
   std::string eta = "--";
-  if (rate > 0 && total_bytes_ > bytes) {
-    eta = std::to_string(static_cast<long>(static_cast<double>(total_bytes_ - bytes) / rate)) + "s";
+  if (rate > 0 && total_bytes_ > bytes && secs >= 0.5) {  // (The first moments mislead.)
+    eta = HumanDuration(static_cast<uint64_t>(static_cast<double>(total_bytes_ - bytes) / rate));
   }
   std::string counts;  // Left out for work counted in bytes alone (indexing an archive).
   if (total_files_ > 0 || files > 0) {

@@ -13,7 +13,8 @@ class Progress {
   // `what` labels the bar ("verify", "restore"); totals may be 0 when unknown.
   Progress(std::string what, uint64_t total_files, uint64_t total_bytes);
   ~Progress();
-  // Redraws at most ~10 times a second.
+  // Redraws at most ~10 times a second, and at the end: files of bytes done and the rate and
+  // the time left ("ETA") from the average rate so far.
   void Update(uint64_t files, uint64_t bytes);
   void SetTotals(uint64_t files, uint64_t bytes) {
     total_files_ = files;
@@ -38,5 +39,7 @@ void ShowArchiveIndexing();
 
 // "1.5 GiB", "12 B".
 std::string HumanBytes(uint64_t n);
+// "45s", "3m05s", "2h04m".
+std::string HumanDuration(uint64_t seconds);
 
 }  // namespace stitchfs::cli

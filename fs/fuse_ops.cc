@@ -27,6 +27,9 @@ namespace {
 
 MountContext& Ctx(fuse_req_t req) { return *static_cast<MountContext*>(fuse_req_userdata(req)); }
 const Namespace& Ns(fuse_req_t req) { return *Ctx(req).ns; }
+// The calling thread (the kernel sends its thread id as the pid): a path walk's requests come
+// from one thread.
+uint64_t Caller(fuse_req_t req) { return static_cast<uint64_t>(fuse_req_ctx(req)->pid); }
 
 // An open file: the shared, immutable reader, and the check of a read from start to end (null
 // when there is none). Created by OnOpen, deleted by OnRelease.
@@ -66,7 +69,7 @@ bool Absent(const engine::Status& s) { return s.code() == engine::ErrorCode::kEn
 engine::StatusOr<fuse_entry_param> Entry(const Namespace& ns, uint64_t parent,
                                          const engine::StatusOr<uint64_t>& ino) {
   fuse_entry_param e = {};
-  e.entry_timeout = ns.Timeout(parent);
+  e.entry_timeout = ns.EntryTimeout(parent, 0);
   if (!ino.ok()) {
     if (Absent(ino.status())) return e;
     return ino.status();
@@ -77,6 +80,7 @@ engine::StatusOr<fuse_entry_param> Entry(const Namespace& ns, uint64_t parent,
     return st.status();
   }
   e.ino = *ino;
+  e.entry_timeout = ns.EntryTimeout(parent, *ino);
   e.attr = *st;
   e.attr_timeout = ns.Timeout(*ino);
   return e;
@@ -110,7 +114,7 @@ void OnLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Guard(req, [&] {
     const Namespace& ns = Ns(req);
     if (!IsDirOrReply(req, ns, parent)) return;
-    auto e = Entry(ns, parent, ns.Lookup(parent, name));
+    auto e = Entry(ns, parent, ns.LookupBy(Caller(req), parent, name));
     if (!e.ok()) return ReplyError(req, e.status());
     // A symlink does not count: following `latest` or `at/...` of a store is not a stat walk.
     const mode_t type = e->attr.st_mode & S_IFMT;
@@ -132,7 +136,7 @@ void OnGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 // Replies: readlink | err
 void OnReadlink(fuse_req_t req, fuse_ino_t ino) {
   Guard(req, [&] {
-    auto target = Ns(req).Readlink(ino);
+    auto target = Ns(req).ReadlinkBy(Caller(req), ino);
     if (!target.ok()) return ReplyError(req, target.status());
     fuse_reply_readlink(req, target->c_str());
   });

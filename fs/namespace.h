@@ -66,6 +66,24 @@ class Namespace {
   virtual void NoteDamaged(uint64_t /*ino*/, const engine::Status& /*s*/) const {}
   // The target of symlink `ino`; kInvalidArgument if `ino` is not a symlink.
   virtual engine::StatusOr<std::string> Readlink(uint64_t ino) const = 0;
+  // Lookup and Readlink as asked by thread `caller` (FUSE's pid of the request; 0: unknown),
+  // so that a link read and the lookups that follow it in the same path walk can agree
+  // (StoreView's links to backup folders).
+  virtual engine::StatusOr<uint64_t> LookupBy(uint64_t caller, uint64_t parent,
+                                              std::string_view name) const {
+    (void)caller;
+    return Lookup(parent, name);
+  }
+  virtual engine::StatusOr<std::string> ReadlinkBy(uint64_t caller, uint64_t ino) const {
+    (void)caller;
+    return Readlink(ino);
+  }
+  // Seconds the kernel may keep the entry of `child` in folder `parent` (child 0: the name is
+  // absent).
+  virtual double EntryTimeout(uint64_t parent, uint64_t child) const {
+    (void)child;
+    return Timeout(parent);
+  }
   // The names of the extended attributes of `ino`, and the value of one (kEntryNotFound if `ino`
   // has no attribute `name`).
   virtual engine::StatusOr<std::vector<std::string>> XattrNames(uint64_t ino) const = 0;

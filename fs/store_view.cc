@@ -1,6 +1,7 @@
 #include "fs/store_view.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "engine/storage/routing_storage.h"
 #include "fs/xattrs.h"
@@ -31,7 +32,7 @@ std::string IsoTime(const std::string& ts) {
   return t;
 }
 
-engine::Status NoInode(uint64_t ino) {
+engine::Status NoLinkInode(uint64_t ino) {
   return engine::Status::EntryNotFound("no inode " + std::to_string(ino));
 }
 
@@ -119,13 +120,18 @@ void StoreView::ShareInode(const BackupView& view, uint64_t slot, uint64_t local
 }
 
 engine::StatusOr<uint64_t> StoreView::Lookup(uint64_t parent, std::string_view name) const {
+  return LookupBy(0, parent, name);
+}
+
+engine::StatusOr<uint64_t> StoreView::LookupBy(uint64_t caller, uint64_t parent,
+                                               std::string_view name) const {
   const uint64_t slot = SlotOf(parent);
   if (slot != 0) {
     ASSIGN_OR_RETURN(std::shared_ptr<const BackupView> view, backups_.View(slot));
     ASSIGN_OR_RETURN(uint64_t local, view->Lookup(LocalOf(parent), name));
     return InoOf(slot, local) | ViaOf(parent);
   }
-  if (parent == kRootIno) return LookupInRoot(name);
+  if (parent == kRootIno) return LookupInRoot(caller, name);
   if (parent == kAtIno || parent == kByUuidIno) return LookupLink(parent, name);
   if (parent != kGenerationsIno) return engine::Status::InvalidArgument("not a folder");
   const uint64_t k =
@@ -134,7 +140,7 @@ engine::StatusOr<uint64_t> StoreView::Lookup(uint64_t parent, std::string_view n
   return InoOf(k, InodeTable::kRoot) | kViaGenerations;
 }
 
-engine::StatusOr<uint64_t> StoreView::LookupInRoot(std::string_view name) const {
+engine::StatusOr<uint64_t> StoreView::LookupInRoot(uint64_t caller, std::string_view name) const {
   backups_.Rescan(/*force=*/false);
   if (name == "at") return kAtIno;
   if (name == "by-uuid") return kByUuidIno;
@@ -143,36 +149,85 @@ engine::StatusOr<uint64_t> StoreView::LookupInRoot(std::string_view name) const 
     return name == "latest" ? index.Latest() : index.Named(name);
   });
   if (k == 0) return engine::Status::EntryNotFound("no backup " + std::string(name));
-  return name == "latest" ? kLatestIno : InoOf(k, InodeTable::kRoot);
+  if (name == "latest") return kLatestIno;
+  // A link this thread has just read meant another generation of this folder, replaced since:
+  // the walk that follows the link finds nothing rather than the backup there now.
+  const uint64_t pinned = pins_.Pinned(caller, name, NowNs());
+  if (pinned != 0 && pinned != k) {
+    return engine::Status::EntryNotFound("backup " + std::string(name) +
+                                         " was replaced while a link to it was followed");
+  }
+  return InoOf(k, InodeTable::kRoot);
 }
 
 engine::StatusOr<uint64_t> StoreView::LookupLink(uint64_t dir, std::string_view name) const {
   backups_.Rescan(/*force=*/false);
-  const std::string target = backups_.Read([&](const engine::StoreIndex& index) {
+  LinkTarget target = backups_.Read([&](const engine::StoreIndex& index) {
     const uint64_t k = dir == kAtIno ? index.At(name) : index.ByUuid(name);
-    return k == 0 ? std::string() : "../" + GenerationPath(index, k);
+    return k == 0 ? LinkTarget{} : TargetOf(index, k);
   });
-  if (target.empty()) return engine::Status::EntryNotFound("no backup for " + std::string(name));
-  return LinkIno(std::string(dir == kAtIno ? "at/" : "by-uuid/") + std::string(name), target);
+  if (target.slot == 0) return engine::Status::EntryNotFound("no backup for " + std::string(name));
+  return LinkIno(std::string(dir == kAtIno ? "at/" : "by-uuid/") + std::string(name),
+                 std::move(target));
 }
 
 std::string StoreView::GenerationPath(const engine::StoreIndex& index, uint64_t k) const {
   return std::string(kGenerationsDir) + "/" + index.Generation(k);
 }
 
-uint64_t StoreView::LinkIno(const std::string& key, const std::string& target) const {
+std::string StoreView::LinkText(const engine::StoreIndex& index, uint64_t k) const {
+  const std::string& name = index.slot(k)->name;
+  if (name == "at" || name == "by-uuid" || name == "latest" || name == kGenerationsDir) {
+    return GenerationPath(index, k);
+  }
+  return name;
+}
+
+StoreView::LinkTarget StoreView::TargetOf(const engine::StoreIndex& index, uint64_t k) const {
+  return LinkTarget{"../" + LinkText(index, k), k, index.slot(k)->name};
+}
+
+uint64_t StoreView::LinkIno(const std::string& key, LinkTarget target) const {
   std::lock_guard<std::mutex> lock(links_mu_);
   auto [it, inserted] = link_by_key_.emplace(key, kFirstLinkIno + link_targets_.size());
   if (inserted) {
-    link_targets_.push_back(target);
+    link_targets_.push_back(std::move(target));
   } else {
-    link_targets_[it->second - kFirstLinkIno] = target;
+    link_targets_[it->second - kFirstLinkIno] = std::move(target);
   }
   return it->second;
 }
 
+bool StoreView::Replaced(uint64_t k) const {
+  return backups_.Read([&](const engine::StoreIndex& index) {
+    std::lock_guard<std::mutex> lock(first_mu_);  // Slots are never renumbered: learnt once.
+    for (; first_known_ < index.size(); ++first_known_) {
+      first_of_name_.emplace(index.slot(first_known_ + 1)->name, first_known_ + 1);
+    }
+    const engine::StoreSlot* s = index.slot(k);
+    if (s == nullptr) return false;
+    auto it = first_of_name_.find(s->name);
+    return it != first_of_name_.end() && it->second < k;
+  });
+}
+
+int64_t StoreView::NowNs() const {
+  if (options_.clock) return options_.clock();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 double StoreView::Timeout(uint64_t ino) const {
   return SlotOf(ino) == 0 ? kStoreTimeout : BackupView::kForever;
+}
+
+// A pinned lookup in the root (LookupInRoot) may find a name absent for one walk only, and a
+// folder replaced once may be replaced again: neither is for the kernel to keep.
+double StoreView::EntryTimeout(uint64_t parent, uint64_t child) const {
+  if (parent != kRootIno) return Timeout(parent);
+  if (child == 0 || (SlotOf(child) != 0 && Replaced(SlotOf(child)))) return 0;
+  return Timeout(parent);
 }
 
 engine::StatusOr<std::vector<DirEntry>> StoreView::ReadDir(uint64_t ino, size_t offset,
@@ -218,11 +273,11 @@ std::vector<DirEntry> StoreView::ListGenerations() const {
 
 // at/ lists each backup's own time, by-uuid/ each uuid: symlinks to the backup.
 std::vector<DirEntry> StoreView::ListLinks(uint64_t dir, size_t offset, size_t max) const {
-  std::vector<std::pair<std::string, std::string>> links;  // Name, target folder.
+  std::vector<std::pair<std::string, LinkTarget>> links;  // Name, target.
   backups_.Read([&](const engine::StoreIndex& index) {
     for (uint64_t k : index.WithHeader()) {
       const engine::StoreSlot& s = *index.slot(k);
-      links.emplace_back(dir == kAtIno ? IsoTime(s.timestamp) : s.uuid, GenerationPath(index, k));
+      links.emplace_back(dir == kAtIno ? IsoTime(s.timestamp) : s.uuid, TargetOf(index, k));
     }
   });
   std::vector<DirEntry> out;
@@ -231,9 +286,9 @@ std::vector<DirEntry> StoreView::ListLinks(uint64_t dir, size_t offset, size_t m
       out.push_back({i == 0 ? "." : "..", i == 0 ? dir : kRootIno});
       continue;
     }
-    const auto& [name, target] = links[i - 2];
+    auto& [name, target] = links[i - 2];
     const std::string key = (dir == kAtIno ? "at/" : "by-uuid/") + name;
-    out.push_back({name, LinkIno(key, "../" + target)});  // Target: a generation.
+    out.push_back({name, LinkIno(key, std::move(target))});
   }
   return out;
 }
@@ -264,24 +319,30 @@ void StoreView::NoteDamaged(uint64_t ino, const engine::Status& s) const {
   if (auto view = backups_.View(SlotOf(ino)); view.ok()) (*view)->NoteDamaged(LocalOf(ino), s);
 }
 
-engine::StatusOr<std::string> StoreView::Readlink(uint64_t ino) const {
+engine::StatusOr<std::string> StoreView::Readlink(uint64_t ino) const { return ReadlinkBy(0, ino); }
+
+engine::StatusOr<std::string> StoreView::ReadlinkBy(uint64_t caller, uint64_t ino) const {
   const uint64_t slot = SlotOf(ino);
   if (slot != 0) {
     ASSIGN_OR_RETURN(std::shared_ptr<const BackupView> view, backups_.View(slot));
     return view->Readlink(LocalOf(ino));
   }
+  LinkTarget target;
   if (ino == kLatestIno) {
-    std::string name = backups_.Read([&](const engine::StoreIndex& index) {
+    target = backups_.Read([&](const engine::StoreIndex& index) {
       const uint64_t k = index.Latest();
-      return k == 0 ? std::string() : GenerationPath(index, k);
+      return k == 0 ? LinkTarget{} : LinkTarget{LinkText(index, k), k, index.slot(k)->name};
     });
-    if (name.empty()) return engine::Status::EntryNotFound("the store has no backup");
-    return name;
+    if (target.slot == 0) return engine::Status::EntryNotFound("the store has no backup");
+  } else if (IsStoreFolder(ino)) {
+    return engine::Status::InvalidArgument("not a symlink");
+  } else {
+    std::lock_guard<std::mutex> lock(links_mu_);
+    if (ino < kFirstLinkIno || ino - kFirstLinkIno >= link_targets_.size()) return NoLinkInode(ino);
+    target = link_targets_[ino - kFirstLinkIno];
   }
-  if (IsStoreFolder(ino)) return engine::Status::InvalidArgument("not a symlink");
-  std::lock_guard<std::mutex> lock(links_mu_);
-  if (ino < kFirstLinkIno || ino - kFirstLinkIno >= link_targets_.size()) return NoInode(ino);
-  return link_targets_[ino - kFirstLinkIno];
+  pins_.Pin(caller, target.name, target.slot, NowNs());
+  return target.text;
 }
 
 engine::StatusOr<std::vector<std::string>> StoreView::XattrNames(uint64_t ino) const {

@@ -35,7 +35,7 @@ dict_of() {
   fi
 }
 
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --tests
 B=build-fuzz
 echo "== build ($B: clang-14, ASan+UBSan+libFuzzer)"
 CC=clang-14 CXX=clang++-14 bash scripts/build.sh "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

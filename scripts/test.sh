@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The test command: installs dependencies (and the real ClickHouse), builds (Release, warnings as
-# errors), runs every test (unit, CLI, integration, fault, clickhouse), then builds again with
-# clang, AddressSanitizer + UndefinedBehaviorSanitizer and the libFuzzer targets, and runs them
-# all there too but the clickhouse ones, with each fuzz target for a few seconds.
+# The test command: installs dependencies (the tool's and the tests', and the real ClickHouse),
+# builds (Release, warnings as errors), runs every test (unit, CLI, integration, fault,
+# clickhouse; the demo; the Debian package built by scripts/package.sh and checked with
+# lintian), then builds again with clang, AddressSanitizer + UndefinedBehaviorSanitizer and the
+# libFuzzer targets, and runs them all there too but the clickhouse and package ones, with each
+# fuzz target for a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --tests
 # The real ClickHouse the `clickhouse` tests run against (npm chdb, cached outside the tree).
 bash scripts/install-clickhouse.sh >/dev/null
 echo "== build (Release, -Werror)"
@@ -22,7 +24,8 @@ if [ "${STITCHFS_SKIP_SANITIZERS:-0}" != 1 ]; then
     export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer
   fi
   echo "== tests under ASan+UBSan (and the fuzz targets)"
-  # The real-ClickHouse tests check what stitch reads and writes, not its memory: once, above.
+  # The real-ClickHouse tests check what stitch reads and writes, not its memory, and the
+  # package test builds its own binaries: once, above.
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-     STITCHFS_YEAR_DAYS=90 ctest --output-on-failure -j2 --timeout 1200 -LE clickhouse)
+     STITCHFS_YEAR_DAYS=90 ctest --output-on-failure -j2 --timeout 1200 -LE 'clickhouse|package')
 fi

@@ -17,7 +17,8 @@ expect_exit() {
   case "$err" in *"$part"*) ok ;; *) bad "stderr lacks '$part' for: $* ($err)" ;; esac
 }
 # link_name LINK: the backup folder name a store mount's latest, at/... or by-uuid/... link leads
-# to (the links point into .generations/NAME@GENERATION).
+# to (the links name it: "g2" or "../g2"; ".generations/NAME@GENERATION" for a folder named like
+# one of the store's own names).
 link_name() {
   local t
   t=$(readlink "$1") || return 1

@@ -24,19 +24,25 @@ namespace {
 // are in one (WritableFile::AppendCopy), in-kernel for a local data file (copy_file_range),
 // else, or where neither can, through `buf`.
 Status CopySegment(const RandomAccessFile& src, uint64_t off, uint64_t len, WritableFile& out,
-                   char* buf, const std::string& what) {
+                   char* buf, const std::string& what, const CopyProgress& progress) {
+  constexpr uint64_t kStep = uint64_t{64} << 20;  // In-kernel copies, for progress.
   uint64_t done = 0;
   ASSIGN_OR_RETURN(const bool copied, out.AppendCopy(src, off, len));  // Server-side.
-  if (copied) return Status::OK();
+  if (copied) {
+    if (progress) progress(len);
+    return Status::OK();
+  }
   const auto* local = dynamic_cast<const DataFile*>(&src);
   if (local != nullptr && out.fd() >= 0) {
     ASSIGN_OR_RETURN(auto fd, local->Fd());
     loff_t in_off = static_cast<loff_t>(off);
     while (done < len) {
-      ssize_t n = ::copy_file_range(fd->get(), &in_off, out.fd(), nullptr, len - done, 0);
+      ssize_t n =
+          ::copy_file_range(fd->get(), &in_off, out.fd(), nullptr, std::min(len - done, kStep), 0);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;  // Unsupported here, or the file ended: the reads below tell which.
       done += static_cast<uint64_t>(n);
+      if (progress) progress(static_cast<uint64_t>(n));
     }
   }
   while (done < len) {
@@ -45,6 +51,7 @@ Status CopySegment(const RandomAccessFile& src, uint64_t off, uint64_t len, Writ
     if (n == 0) return Status::BackupDamaged("a data file of " + what + " ended early");
     RETURN_IF_ERROR(out.Append(std::string_view(buf, n)).WithPrefix(what + ": "));
     done += n;
+    if (progress) progress(n);
   }
   return Status::OK();
 }
@@ -52,10 +59,10 @@ Status CopySegment(const RandomAccessFile& src, uint64_t off, uint64_t len, Writ
 }  // namespace
 
 Status CopyEntry(const ResolvedBackup& backup, size_t idx, WritableFile& out, char* buf,
-                 const std::string& what) {
+                 const std::string& what, const CopyProgress& progress) {
   ASSIGN_OR_RETURN(std::vector<Segment> segments, backup.OpenSegments(idx));
   for (const Segment& s : segments) {
-    RETURN_IF_ERROR(CopySegment(*s.file, s.file_offset, s.length, out, buf, what));
+    RETURN_IF_ERROR(CopySegment(*s.file, s.file_offset, s.length, out, buf, what, progress));
   }
   return Status::OK();
 }
@@ -86,7 +93,7 @@ Status CheckWritten(const ResolvedBackup& chain, size_t idx, int fd, char* buf) 
 
 // Fills temp file `out` with entry `idx`: a hard link to an earlier name, or its bytes.
 Status FillEntry(const ResolvedBackup& chain, const FileEntry& e, size_t idx, int root, int dir_fd,
-                 const std::string& tmp, Links* links, char* buf) {
+                 const std::string& tmp, Links* links, char* buf, const CopyProgress& progress) {
   const std::string name(e.name);
   if (LinkClaim(e)) {
     auto [it, first] = links->restored.emplace(links->leader[idx], name);
@@ -103,20 +110,21 @@ Status FillEntry(const ResolvedBackup& chain, const FileEntry& e, size_t idx, in
       ::openat(dir_fd, tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!fd) return Status::IOError("create " + name, errno);
   auto out = WritableFd(std::move(fd), name);
-  RETURN_IF_ERROR(CopyEntry(chain, idx, *out, buf, name));
+  RETURN_IF_ERROR(CopyEntry(chain, idx, *out, buf, name, progress));
   RETURN_IF_ERROR(CheckWritten(chain, idx, out->fd(), buf));
   if (e.meta) RETURN_IF_ERROR(ApplyMeta(out->fd(), *e.meta, name));
   return out->Close();
 }
 
 // Restores one entry to `root`/name via a temporary name and rename.
-Status RestoreOne(const ResolvedBackup& chain, size_t idx, int root, Links* links, char* buf) {
+Status RestoreOne(const ResolvedBackup& chain, size_t idx, int root, Links* links, char* buf,
+                  const CopyProgress& progress) {
   const FileEntry e = chain.top().manifest().entry(idx);
   const std::string name(e.name);
   auto [dir, leaf] = SplitParent(name);
   ASSIGN_OR_RETURN(UniqueFd dir_fd, MakeDirsBeneath(root, dir));
   const std::string tmp = ".stitch-restore-" + std::to_string(::getpid()) + "-" + leaf;
-  Status s = FillEntry(chain, e, idx, root, dir_fd.get(), tmp, links, buf);
+  Status s = FillEntry(chain, e, idx, root, dir_fd.get(), tmp, links, buf, progress);
   if (s.ok() && ::renameat(dir_fd.get(), tmp.c_str(), dir_fd.get(), leaf.c_str()) != 0) {
     s = Status::IOError("rename into " + name, errno);
   }
@@ -233,7 +241,12 @@ StatusOr<RestoreResult> RestoreBackup(const ResolvedBackup& chain, const Restore
   Links links{LinkLeaders(m), {}};
   RestoreResult r;
   for (size_t idx : selected) {
-    RETURN_IF_ERROR(RestoreOne(chain, idx, root.get(), &links, buf.get()));
+    uint64_t copied = 0;  // Of this file, so far.
+    const CopyProgress on_copy = [&](uint64_t n) {
+      copied += n;
+      if (progress) progress(r.files, r.bytes + copied);
+    };
+    RETURN_IF_ERROR(RestoreOne(chain, idx, root.get(), &links, buf.get(), on_copy));
     ++r.files;
     r.bytes += m.entry(idx).size;
     if (progress) progress(r.files, r.bytes);

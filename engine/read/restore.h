@@ -28,10 +28,14 @@ StatusOr<std::vector<size_t>> SelectEntries(const Manifest& m,
 // Bytes of the buffer CopyEntry needs.
 constexpr size_t kCopyBuffer = 1 << 20;
 
+// Told the bytes each step of a copy added (for progress bars; may be empty).
+using CopyProgress = std::function<void(uint64_t bytes)>;
+
 // Appends the bytes of entry `idx` of the top backup to `out` (in-kernel copies where possible),
 // checking every data file's length. `buf` holds kCopyBuffer bytes; `what` names the target.
+// `progress` hears of every 64 MiB at most.
 Status CopyEntry(const ResolvedBackup& chain, size_t idx, WritableFile& out, char* buf,
-                 const std::string& what);
+                 const std::string& what, const CopyProgress& progress = {});
 
 // Restores the selected entries. Each file is written to a temporary name beside its final one,
 // read back and checked against its manifest's checksum (ContentCheck: a mismatch is

@@ -10,8 +10,10 @@ namespace {
 
 constexpr size_t kBuffer = 1 << 20;
 
-// Reads entry `i` through its chain and checks it (ContentCheck).
-Status CheckEntry(const ResolvedBackup& chain, size_t i, char* buf, uint64_t* bytes) {
+// Reads entry `i` through its chain and checks it (ContentCheck), telling `progress` of every
+// piece read.
+Status CheckEntry(const ResolvedBackup& chain, size_t i, char* buf, uint64_t* bytes,
+                  const std::function<void()>& progress) {
   ASSIGN_OR_RETURN(auto file, chain.OpenEntry(i));
   ContentCheck check(chain, i);
   for (uint64_t off = 0; off < file->size();) {
@@ -20,6 +22,7 @@ Status CheckEntry(const ResolvedBackup& chain, size_t i, char* buf, uint64_t* by
     check.Update(std::string_view(buf, n));
     off += n;
     *bytes += n;
+    progress();
   }
   return check.Finish();
 }
@@ -38,7 +41,10 @@ VerifyResult VerifyBackup(const ResolvedBackup& chain, const ProgressFn& progres
       auto key = std::make_pair(e.size, e.checksum);
       auto it = by_content.find(key);
       if (it == by_content.end()) {
-        it = by_content.emplace(key, CheckEntry(chain, i, buf.get(), &r.bytes_read)).first;
+        const auto piece = [&] {
+          if (progress) progress(r.files_checked - 1, r.bytes_read);
+        };
+        it = by_content.emplace(key, CheckEntry(chain, i, buf.get(), &r.bytes_read, piece)).first;
       }
       if (!it->second.ok()) r.problems.push_back({std::string(e.name), it->second});
     }

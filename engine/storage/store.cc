@@ -28,7 +28,7 @@ struct DirCloser {
   void operator()(DIR* d) const { ::closedir(d); }
 };
 
-ManifestIdentity IdentityOf(const struct stat& st) {
+ManifestIdentity StatIdentityOf(const struct stat& st) {
   return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
           static_cast<uint64_t>(st.st_size), FileTime::From(st.st_mtim),
           FileTime::From(st.st_ctim)};
@@ -55,7 +55,7 @@ std::optional<StoreFolder> Probe(int dir_fd, const std::string& store, const cha
   f.name = name;
   f.path = store == "/" ? "/" + f.name : store + "/" + f.name;
   f.folder = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
-  f.manifest = IdentityOf(mst);
+  f.manifest = StatIdentityOf(mst);
   return f;
 }
 

@@ -92,14 +92,15 @@ class LocalStoreMoves final : public StoreMoves {
     return std::nullopt;
   }
 
-  StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path) override {
+  StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path,
+                                    const CopyProgress& progress) override {
     if (ArchiveKindOf(path).is_archive()) {  // Prune keeps an archive's bases instead.
       return Status::Internal("an archive backup is never rewritten: " + path);
     }
     const std::string tmp = WorkPath(path, kFlattenSuffix);
     std::error_code ec;
     fs::remove_all(tmp, ec);  // Left by an interrupted run: never a kept backup.
-    RETURN_IF_ERROR(FlattenBackup(chain, tmp, /*keep_uuid=*/true, storage_).status());
+    RETURN_IF_ERROR(FlattenBackup(chain, tmp, /*keep_uuid=*/true, storage_, progress).status());
     const uint64_t written = DiskUsage({tmp})[0];
     if (::syscall(SYS_renameat2, AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) !=
         0) {

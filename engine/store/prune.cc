@@ -1,5 +1,6 @@
 #include "engine/store/prune.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -205,7 +206,8 @@ StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
 
 StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, const PrunePolicy& p,
                                               const ManifestCache* cache,
-                                              const LocatorContext& locators) {
+                                              const LocatorContext& locators,
+                                              const PruneProgress& progress) {
   if (p.keep_last <= 0 && p.keep_daily <= 0 && p.keep_monthly <= 0) {
     return Status::InvalidArgument("a policy needs --keep-last, --keep-daily or --keep-monthly");
   }
@@ -226,10 +228,18 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   moves->RemoveLeftovers();
   std::vector<std::string> doomed;
   std::set<std::string> doomed_uuids;
+  uint64_t to_flatten = 0, flattened = 0;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (plan[i].kind == PruneAction::kFlatten) to_flatten += all[i].total_size;
+  }
+  const CopyProgress on_copy = [&](uint64_t n) {
+    flattened += n;
+    if (progress) progress(std::min(flattened, to_flatten), to_flatten);
+  };
   for (size_t i = 0; i < plan.size(); ++i) {  // Oldest first.
     if (plan[i].kind == PruneAction::kFlatten) {
       ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(all[i].path, o));
-      ASSIGN_OR_RETURN(plan[i].written, moves->FlattenInPlace(*chain, all[i].path));
+      ASSIGN_OR_RETURN(plan[i].written, moves->FlattenInPlace(*chain, all[i].path, on_copy));
     } else if (plan[i].kind == PruneAction::kRemove) {
       doomed.push_back(all[i].path);
       doomed_uuids.insert(all[i].backup->header().uuid);

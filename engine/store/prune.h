@@ -2,6 +2,7 @@
 // breaking a kept one: a kept backup whose base goes is first flattened in place (atomically).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,12 @@ struct PruneAction {
 // changes nothing); kIOError.
 // Manifests and resolved indexes are read through `cache`, if any.
 // Base locators mean what `locators` says (LocatorContext).
+// `progress(done, total)`: bytes of the kept backups being flattened (their files' sizes), as
+// the flattening goes; never called for a dry run or a prune that flattens nothing.
+using PruneProgress = std::function<void(uint64_t done, uint64_t total)>;
 StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store, const PrunePolicy& policy,
                                               const ManifestCache* cache = nullptr,
-                                              const LocatorContext& locators = {});
+                                              const LocatorContext& locators = {},
+                                              const PruneProgress& progress = {});
 
 }  // namespace stitchfs::engine

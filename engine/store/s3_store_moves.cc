@@ -58,12 +58,13 @@ class S3StoreMoves final : public StoreMoves {
     return out;
   }
 
-  StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path) override {
+  StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path,
+                                    const CopyProgress& progress) override {
     const std::string uuid = chain.top().manifest().header().uuid;
     ASSIGN_OR_RETURN(auto writer, s3_.StartRewrite(path, uuid));
     // Names no object of the old version has: it stays whole until the new `.backup` is in.
     const std::string prefix = ".stitchfs/flat-" + NewUuid().substr(0, 8) + "/";
-    RETURN_IF_ERROR(FlattenInto(chain, *writer, uuid, prefix).status());
+    RETURN_IF_ERROR(FlattenInto(chain, *writer, uuid, prefix, progress).status());
     return BytesFreed({path})[0];  // The new version: the old objects are gone.
   }
 

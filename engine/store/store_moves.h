@@ -15,6 +15,7 @@
 
 #include "engine/base/status_or.h"
 #include "engine/read/resolved_backup.h"
+#include "engine/read/restore.h"
 #include "engine/storage/lock_text.h"
 #include "engine/storage/storage.h"
 
@@ -53,9 +54,9 @@ class StoreMoves {
   virtual std::optional<std::string> NestedBackup(const std::string& path, const Manifest& m) = 0;
   // Replaces the backup at `path` (the top of `chain`) by a flattened copy with its uuid;
   // returns the bytes of the new copy, measured as BytesFreed measures. A reader opening
-  // `path` meanwhile gets the old or the new one.
-  virtual StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain,
-                                            const std::string& path) = 0;
+  // `path` meanwhile gets the old or the new one. `progress`: as FlattenBackup's.
+  virtual StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path,
+                                            const CopyProgress& progress) = 0;
   // Takes the backup at `path` out of the store (it no longer opens) so that PutBack can
   // return it; Remove deletes it for good.
   virtual Status SetAside(const std::string& path) = 0;

@@ -11,7 +11,7 @@
 namespace stitchfs::engine {
 namespace {
 
-constexpr size_t kBuffer = 1 << 20;
+constexpr size_t kPassBuffer = 1 << 20;
 
 Status Changed(const std::string& name) {
   return Status(ErrorCode::kIOError, "file " + name + " changed while it was read", EAGAIN);
@@ -19,14 +19,14 @@ Status Changed(const std::string& name) {
 
 class Pass {
  public:
-  explicit Pass(const FilePassInput& in) : in_(in), buf_(new char[kBuffer]) {
+  explicit Pass(const FilePassInput& in) : in_(in), buf_(new char[kPassBuffer]) {
     ::posix_fadvise(in.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   }
 
   // Reads [from, to) into `h`, and into the data file `out` if there is one.
   Status Read(uint64_t from, uint64_t to, Hasher& h, WritableFile* out) {
     for (uint64_t off = from; off < to;) {
-      size_t want = static_cast<size_t>(std::min<uint64_t>(kBuffer, to - off));
+      size_t want = static_cast<size_t>(std::min<uint64_t>(kPassBuffer, to - off));
       ssize_t n = ::pread(in_.fd, buf_.get(), want, static_cast<off_t>(off));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return Status::IOError("read " + in_.name, errno);
@@ -37,6 +37,9 @@ class Pass {
       }
       off += static_cast<uint64_t>(n);
       result_.bytes_read += static_cast<uint64_t>(n);
+      if (in_.read_progress != nullptr) {  // Relaxed: a progress counter.
+        in_.read_progress->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+      }
     }
     return Status::OK();
   }

@@ -4,6 +4,7 @@
 // exactly the bytes that were hashed.
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,8 @@ struct FilePassInput {
   BackupWriter* writer = nullptr;  // Where a data file is staged when bytes must be stored,
   std::string staged_id;           // under this id,
   std::string data_name;           // to become this data file.
+  // Bytes read are added here as they are read (for progress; may be null).
+  std::atomic<uint64_t>* read_progress = nullptr;
 };
 
 struct FilePassResult {

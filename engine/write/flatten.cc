@@ -20,9 +20,9 @@ namespace {
 
 // Writes the whole content of entry `idx` as the new data file `name`.
 Status WriteDataFile(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
-                     const std::string& name, char* buf) {
+                     const std::string& name, char* buf, const CopyProgress& progress) {
   ASSIGN_OR_RETURN(auto out, writer.CreateDataFile(name));
-  RETURN_IF_ERROR(CopyEntry(chain, idx, *out, buf, name));
+  RETURN_IF_ERROR(CopyEntry(chain, idx, *out, buf, name, progress));
   return out->Close();
 }
 
@@ -35,15 +35,17 @@ StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::st
 }
 
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
-                                      bool keep_uuid, const Storage& storage) {
+                                      bool keep_uuid, const Storage& storage,
+                                      const CopyProgress& progress) {
   const std::string uuid = keep_uuid ? chain.top().manifest().header().uuid : NewUuid();
   std::string notice;
   ASSIGN_OR_RETURN(auto writer, storage.StartBackup(dest, WriterIntent{uuid, "", ""}, &notice));
-  return FlattenInto(chain, *writer, uuid, "");
+  return FlattenInto(chain, *writer, uuid, "", progress);
 }
 
 StatusOr<FlattenResult> FlattenInto(const ResolvedBackup& chain, BackupWriter& writer,
-                                    const std::string& uuid, const std::string& data_prefix) {
+                                    const std::string& uuid, const std::string& data_prefix,
+                                    const CopyProgress& progress) {
   const Manifest& m = chain.top().manifest();
   FlattenResult r;
   r.uuid = uuid;
@@ -60,8 +62,10 @@ StatusOr<FlattenResult> FlattenInto(const ResolvedBackup& chain, BackupWriter& w
       auto [it, first] =
           stored.emplace(std::make_pair(e.size, e.checksum), data_prefix + DataFileNameFor(e.name));
       if (first) {
-        RETURN_IF_ERROR(WriteDataFile(chain, i, writer, it->second, buf.get()));
+        RETURN_IF_ERROR(WriteDataFile(chain, i, writer, it->second, buf.get(), progress));
         r.bytes_stored += e.size;
+      } else if (progress) {
+        progress(e.size);  // Stored once already.
       }
       e.data_file = it->second;
     }

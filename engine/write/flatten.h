@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/read/resolved_backup.h"
+#include "engine/read/restore.h"
 
 namespace stitchfs::engine {
 
@@ -21,12 +22,15 @@ struct FlattenResult {
 // backups that name it as their base.
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
                                       bool keep_uuid = false);  // Through chain.storage().
-// The same into `dest` of `storage`.
+// The same into `dest` of `storage`. `progress` hears of the bytes of the backup's files as
+// they are done (a file stored once for several is done for all), up to their total size.
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
-                                      bool keep_uuid, const Storage& storage);
+                                      bool keep_uuid, const Storage& storage,
+                                      const CopyProgress& progress = {});
 // The same through `writer` (which Finish completes), with backup uuid `uuid` and every data
 // file named `data_prefix` + its usual name.
 StatusOr<FlattenResult> FlattenInto(const ResolvedBackup& chain, BackupWriter& writer,
-                                    const std::string& uuid, const std::string& data_prefix);
+                                    const std::string& uuid, const std::string& data_prefix,
+                                    const CopyProgress& progress = {});
 
 }  // namespace stitchfs::engine

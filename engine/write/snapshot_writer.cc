@@ -37,18 +37,28 @@ namespace {
 // Shared, read-only state of one backup run plus the per-file results workers fill in.
 class Run {
  public:
-  Run(const SourceReadOptions& o, const SourceTree& tree)
-      : o_(o), tree_(tree), results_(tree.files.size()) {}
+  Run(const SourceReadOptions& o, const SourceTree& tree, int workers)
+      : o_(o),
+        tree_(tree),
+        results_(tree.files.size()),
+        reading_(new Reading[workers]),
+        workers_(workers) {}
 
   // Processes files from a shared counter until none are left, or until one fails to write
-  // the destination (then the backup fails: no point filling a full disk). Thread-safe.
-  void Work() {
+  // the destination (then the backup fails: no point filling a full disk). Thread-safe for
+  // distinct `worker`s in [0, workers).
+  void Work(int worker) {
+    SourceReadOptions o = o_;
+    Reading& mine = reading_[worker];
+    o.read_progress = &mine.bytes;
     for (size_t i; !stop_.load() && (i = next_.fetch_add(1)) < tree_.files.size();) {
-      results_[i] = ReadSourceFile(o_, tree_.files[i], i);
+      const auto size = static_cast<uint64_t>(tree_.files[i].st.st_size);
+      mine.size.store(size, std::memory_order_relaxed);
+      results_[i] = ReadSourceFile(o, tree_.files[i], i);
       if (results_[i].fault == PassFault::kDestination) stop_.store(true);
       files_done_.fetch_add(1, std::memory_order_relaxed);
-      bytes_done_.fetch_add(static_cast<uint64_t>(tree_.files[i].st.st_size),
-                            std::memory_order_relaxed);
+      bytes_done_.fetch_add(size, std::memory_order_relaxed);
+      mine.bytes.store(0, std::memory_order_relaxed);
     }
     std::lock_guard<std::mutex> lock(mu_);
     ++workers_done_;
@@ -71,7 +81,16 @@ class Run {
 
   std::vector<FileResult>& results() { return results_; }
   uint64_t files_done() const { return files_done_.load(std::memory_order_relaxed); }
-  uint64_t bytes_done() const { return bytes_done_.load(std::memory_order_relaxed); }
+  // The bytes of the files done, and those read so far of each file being read (for progress:
+  // may be off by a file for an instant as a worker moves on).
+  uint64_t bytes_done() const {
+    uint64_t b = bytes_done_.load(std::memory_order_relaxed);
+    for (int w = 0; w < workers_; ++w) {
+      b += std::min(reading_[w].bytes.load(std::memory_order_relaxed),
+                    reading_[w].size.load(std::memory_order_relaxed));
+    }
+    return std::min(b, tree_.total_bytes);
+  }
 
  private:
   const SourceReadOptions& o_;
@@ -81,6 +100,12 @@ class Run {
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> files_done_{0};
   std::atomic<uint64_t> bytes_done_{0};
+  struct Reading {  // What a worker has read of the file it is at (relaxed: progress).
+    std::atomic<uint64_t> bytes{0};
+    std::atomic<uint64_t> size{0};
+  };
+  std::unique_ptr<Reading[]> reading_;  // [worker].
+  const int workers_;
   std::mutex mu_;
   std::condition_variable cv_;
   int workers_done_ = 0;  // Guarded by mu_.
@@ -97,7 +122,7 @@ int DefaultJobs(const std::string& dest) {
 // Runs the workers, reporting progress from this thread.
 void RunWorkers(Run& run, int jobs, const SourceTree& tree, const WriterProgress& progress) {
   std::vector<std::thread> threads;
-  for (int t = 0; t < jobs; ++t) threads.emplace_back([&run] { run.Work(); });
+  for (int t = 0; t < jobs; ++t) threads.emplace_back([&run, t] { run.Work(t); });
   do {
     if (progress) progress(run.files_done(), run.bytes_done(), tree.files.size(), tree.total_bytes);
   } while (!run.WaitWorkers(jobs, std::chrono::milliseconds(100)));
@@ -211,8 +236,9 @@ StatusOr<std::vector<FileEntry>> ReadAll(const BackupOptions& o, const SourceTre
                                          const SourceReadOptions& ro,
                                          const WriterProgress& progress, BackupSummary* summary,
                                          std::deque<std::string>& data_names) {
-  Run run(ro, tree);
-  RunWorkers(run, o.jobs > 0 ? o.jobs : DefaultJobs(o.dest), tree, progress);
+  const int jobs = o.jobs > 0 ? o.jobs : DefaultJobs(o.dest);
+  Run run(ro, tree, jobs);
+  RunWorkers(run, jobs, tree, progress);
   RETURN_IF_ERROR(run.DestinationError());
   SplitChangedLinks(tree, run.results(), &summary->warnings);
   PlanInput plan{tree, run.results(), ro.base, *ro.writer, data_names};

@@ -123,6 +123,7 @@ class Reader {
     in.writer = o_.writer;
     in.staged_id = temp_name_;
     in.data_name = DataFileNameFor(f_.name);
+    in.read_progress = o_.read_progress;
     auto pass = RunFilePass(in, &r.fault);
     if (!pass.ok()) {
       r.status = pass.status();

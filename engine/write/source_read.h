@@ -33,6 +33,7 @@ struct SourceReadOptions {
   bool files_cache = false;        // Trust unchanged size+mtime+ctime+inode against the base.
   int max_retries = 3;             // Re-reads of a file that keeps changing.
   const std::vector<std::string>* immutable_globs = nullptr;
+  std::atomic<uint64_t>* read_progress = nullptr;  // FilePassInput::read_progress.
 };
 
 // Reads source file `f` (index `index` of the walk) and stages what must be stored as data

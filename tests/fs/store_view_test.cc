@@ -70,13 +70,20 @@ class StoreViewTest : public ::testing::Test {
     return t.ok() ? *t : t.status().ToString();
   }
 
-  // The backup folder a store link leads to: links point into .generations/NAME@SLOT.
+  // The backup folder a store link leads to: links name it ("g1" from the root, "../g1" from
+  // at/ and by-uuid/), checked by following the link.
   std::string LinkedName(std::string_view path) const {
-    const std::string t = Target(path);
-    const size_t dir = t.find(".generations/"), at = t.rfind('@');
-    if (dir == std::string::npos || at == std::string::npos) return "not a generation: " + t;
-    const size_t name = dir + std::string_view(".generations/").size();
-    return t.substr(name, at - name);
+    std::string t = Target(path);
+    if (t.rfind("../", 0) == 0) t = t.substr(3);
+    if (!Walk(*view_, t).ok()) return "a link that leads nowhere: " + t;
+    return t;
+  }
+  // The hidden name of the present generation of folder `name`: ".generations/NAME@SLOT".
+  std::string GenerationOf(const std::string& name) const {
+    for (const std::string& g : NamesIn(*view_, Ino(".generations"))) {
+      if (g.rfind(name + "@", 0) == 0) return ".generations/" + g;
+    }
+    return "no generation of " + name;
   }
 
   static constexpr const char* kSql = "CREATE TABLE t (x UInt8);\n";
@@ -102,9 +109,9 @@ TEST_F(StoreViewTest, TheRootListsEveryBackupAndTheNamesThatResolveThem) {
   EXPECT_EQ(view_->Timeout(kRoot), 1.0);
   EXPECT_EQ(LinkedName("latest"), "g1");
   EXPECT_EQ(view_->Attr(Ino("latest"))->st_mode, static_cast<mode_t>(S_IFLNK | 0777));
-  EXPECT_EQ(Target("latest"), ".generations/g1@2");
-  EXPECT_EQ(view_->Attr(Ino("latest"))->st_size, 17);
-  EXPECT_EQ(Target("at/2026-10-01"), "../.generations/g0@1");
+  EXPECT_EQ(Target("latest"), "g1");
+  EXPECT_EQ(view_->Attr(Ino("latest"))->st_size, 2);
+  EXPECT_EQ(Target("at/2026-10-01"), "../g0");
   // Through .generations the same backup, under other numbers (a folder has one parent).
   EXPECT_NE(Ino(".generations/g0@1"), Ino("g0"));
   EXPECT_NE(Ino(".generations/g0@1/log"), Ino("g0/log"));
@@ -129,7 +136,7 @@ TEST_F(StoreViewTest, TheRootListsEveryBackupAndTheNamesThatResolveThem) {
   ASSERT_OK(at.status());
   EXPECT_EQ(Names(*at),
             (std::vector<std::string>{".", "..", "2026-10-01T00:00:00", "2026-10-02T00:00:00"}));
-  EXPECT_EQ(view_->Readlink((*at)[2].ino).value(), "../.generations/g0@1");
+  EXPECT_EQ(view_->Readlink((*at)[2].ino).value(), "../g0");
   EXPECT_EQ((*at)[1].ino, kRoot);
   EXPECT_EQ(NamesIn(*view_, Ino("by-uuid")), (std::vector<std::string>{".", "..", uuid0_, uuid1_}));
   EXPECT_EQ(view_->Readlink(kRoot).status().code(), ErrorCode::kInvalidArgument);
@@ -252,12 +259,11 @@ TEST_F(StoreViewTest, ReplacedInPlace) {
   EXPECT_EQ(LinkedName("by-uuid/" + uuid1_), "g1");
 
   // g1 replaced by another backup: new numbers, and at/, by-uuid/ and latest follow its header.
-  const std::string before = Target("by-uuid/" + uuid1_);
+  const std::string before = GenerationOf("g1");
   const std::string other = Put("g1", "2001-02-03 04:05:06", log0_);
   Rescanned();
-  EXPECT_NE(Target("by-uuid/" + other), "../" + before.substr(3));
-  EXPECT_EQ(Walk(*view_, before.substr(3) + "/log/app.log").status().code(),
-            ErrorCode::kEntryNotFound)
+  EXPECT_NE(GenerationOf("g1"), before);
+  EXPECT_EQ(Walk(*view_, before + "/log/app.log").status().code(), ErrorCode::kEntryNotFound)
       << "the old generation never shows the new backup";
   EXPECT_EQ(view_->Attr(renumbered).status().code(), ErrorCode::kEntryNotFound);
   EXPECT_EQ(ReadAll(*view_, Ino("g1/log/app.log")).value(), log0_);
@@ -265,6 +271,65 @@ TEST_F(StoreViewTest, ReplacedInPlace) {
   EXPECT_EQ(Walk(*view_, "by-uuid/" + uuid1_).status().code(), ErrorCode::kEntryNotFound);
   EXPECT_EQ(LinkedName("at/2001"), "g1");
   EXPECT_EQ(LinkedName("latest"), "g0");
+}
+
+// A path walk reads `latest`, then looks up the name it says; another backup takes the
+// folder's place in between: the walk must not land in it.
+TEST_F(StoreViewTest, ALinkFollowedWhileItsFolderIsReplacedNeverLeadsIntoTheOtherBackup) {
+  const uint64_t latest = Ino("latest"), g1 = Ino("g1");
+  EXPECT_EQ(view_->EntryTimeout(kRoot, g1), 1.0) << "a first generation: the kernel may keep it";
+  now_ += LinkPins::kLifeNs / 2;
+  EXPECT_EQ(view_->ReadlinkBy(7, latest).value(), "g1");
+  Put("g1", "2026-10-03 00:00:00", log0_);  // Another backup, under the same name.
+  now_ += LinkPins::kLifeNs * 6 / 10;       // The next rescan, while the walk goes on.
+  ASSERT_OK(view_->Attr(kRoot).status());
+  EXPECT_EQ(view_->LookupBy(7, kRoot, "g1").status().code(), ErrorCode::kEntryNotFound)
+      << "thread 7 follows the link it read: it meant the backup that went";
+  auto now = view_->LookupBy(8, kRoot, "g1");
+  ASSERT_OK(now.status());
+  EXPECT_NE(*now, g1);
+  EXPECT_EQ(ReadAll(*view_, Walk(*view_, "log/app.log", *now).value()).value(), log0_);
+  EXPECT_EQ(view_->EntryTimeout(kRoot, *now), 0.0) << "a replaced folder: asked on every walk";
+  EXPECT_EQ(view_->EntryTimeout(kRoot, 0), 0.0) << "nor is an absent name kept";
+  EXPECT_EQ(view_->EntryTimeout(Ino("at"), 0), 1.0);
+  // Read again, the link means the new backup, for thread 7 too.
+  EXPECT_EQ(view_->ReadlinkBy(7, latest).value(), "g1");
+  EXPECT_EQ(view_->LookupBy(7, kRoot, "g1").value(), *now);
+  // A pin lasts LinkPins::kLifeNs: an older one no longer holds the name.
+  now_ += LinkPins::kLifeNs / 2;
+  EXPECT_EQ(view_->ReadlinkBy(9, Ino("at/2026-10-01")).value(), "../g0");
+  Put("g0", "2026-10-01 00:00:00", log0_ + "x");
+  now_ += LinkPins::kLifeNs * 6 / 10;
+  ASSERT_OK(view_->Attr(kRoot).status());
+  EXPECT_EQ(view_->LookupBy(9, kRoot, "g0").status().code(), ErrorCode::kEntryNotFound);
+  now_ += LinkPins::kLifeNs;
+  EXPECT_OK(view_->LookupBy(9, kRoot, "g0").status());
+}
+
+// A folder named like one of the store's own names is linked through its generation.
+TEST_F(StoreViewTest, AFolderNamedLikeAStoreNameIsLinkedByItsGeneration) {
+  Put("at", "2030-01-01 00:00:00", log0_);
+  Rescanned();
+  EXPECT_EQ(Target("latest"), GenerationOf("at"));
+  EXPECT_EQ(ReadAll(*view_, Ino(Target("latest") + "/log/app.log")).value(), log0_);
+  EXPECT_EQ(Target("by-uuid/" + uuids_["at"]), "../" + GenerationOf("at"));
+}
+
+TEST(LinkPinsTest, APinIsPerThreadAndNameAndLastsItsLife) {
+  LinkPins pins;
+  pins.Pin(0, "a", 5, 100);
+  EXPECT_EQ(pins.Pinned(0, "a", 100), 0u) << "an unknown caller pins nothing";
+  pins.Pin(1, "a", 5, 100);
+  EXPECT_EQ(pins.Pinned(1, "a", 100 + LinkPins::kLifeNs - 1), 5u);
+  EXPECT_EQ(pins.Pinned(1, "a", 100 + LinkPins::kLifeNs), 0u);
+  EXPECT_EQ(pins.Pinned(2, "a", 100), 0u);
+  EXPECT_EQ(pins.Pinned(1, "b", 100), 0u);
+  pins.Pin(1, "a", 6, 200);
+  EXPECT_EQ(pins.Pinned(1, "a", 200), 6u) << "the last link read counts";
+  for (uint64_t t = 1; t <= LinkPins::kMaxPins + 10; ++t) pins.Pin(t, "x", 1, 300);
+  EXPECT_LE(pins.size(), LinkPins::kMaxPins);
+  pins.Pin(1, "y", 1, 300 + LinkPins::kLifeNs);
+  EXPECT_LE(pins.size(), 2u) << "expired pins are dropped first";
 }
 
 TEST_F(StoreViewTest, EvictedBackupsOpenAgainUnderTheSameNumbers) {

@@ -13,7 +13,7 @@ PREAD_CHECK=$4
 export STITCH_NO_PROGRESS=1
 require_fuse
 for tool in zip bsdtar zstd xz bzip2; do
-  command -v $tool >/dev/null || { echo "SKIP: $tool missing (scripts/install-deps.sh)"; exit 77; }
+  command -v $tool >/dev/null || { echo "SKIP: $tool missing (scripts/install-deps.sh --tests)"; exit 77; }
 done
 work=$(mktemp -d)
 export STITCH_CACHE_DIR=$work/cache

@@ -279,7 +279,8 @@ ST=$work/store
 mnt "$ST" "$work/sm"
 check "store lists every backup" test "$(ls "$work/sm" | tr '\n' ' ')" = "at by-uuid g0 g1 g2 latest "
 check "latest is the newest" test "$(link_name "$work/sm/latest")" = g2
-check "links lead into .generations" grep -qx '\.generations/g2@[0-9]*' <<<"$(readlink "$work/sm/latest")"
+check "latest names the backup's own folder (ls -l: latest -> g2)" test "$(readlink "$work/sm/latest")" = g2
+check "at/ links name the folder too" test "$(readlink "$work/sm/at/2099")" = ../g2
 check "a day's folder equals its source" diff -r --no-dereference "$work/sm/g2" "$S"
 g0time=$("$STITCH" info "$ST/g0" --json | grep -o '"timestamp":"[^"]*"' | head -1 | cut -d'"' -f4 | tr ' ' 'T')
 check "at/<exact time> resolves" test -n "$(readlink "$work/sm/at/$g0time")"
@@ -377,15 +378,25 @@ check "prune: flattened in place, it keeps its inode numbers" test "$(stat -c %i
 check "prune: a kept backup whose chain changed reads exactly" diff -r "$work/psm/g3" "$work/exp-g3"
 wait "$held"
 check "a file held open across prune: old bytes or EIO, never wrong ($(cat "$work/held.out"))" grep -qx 'same\|eio' "$work/held.out"
-mkdir -p "$work/other" && echo "another tree" > "$work/other/file"
+mkdir -p "$work/other/logs" && echo "another tree" > "$work/other/file"
+head -c 8192 /dev/urandom > "$work/other/logs/big.log"  # Other bytes under the same name.
 "$STITCH" backup "$work/other" "$work/.g3-new" --timestamp '2001-02-03 04:05:06' >/dev/null 2>&1
 old_uuid=$("$STITCH" info "$PST/g3" --json | grep -o '"uuid":"[^"]*"' | head -1 | cut -d'"' -f4)
 new_uuid=$("$STITCH" info "$work/.g3-new" --json | grep -o '"uuid":"[^"]*"' | head -1 | cut -d'"' -f4)
-old_gen=$(readlink "$work/psm/by-uuid/$old_uuid")
+old_gen=$(ls "$work/psm/.generations" | grep '^g3@')
+exec 7<"$work/psm/g3/logs/big.log"  # Open across the replacement.
 rm -rf "$PST/g3" && mv "$work/.g3-new" "$PST/g3"
 check "a backup replaced in place: its new content" wait_output "another tree" cat "$work/psm/g3/file"
 check "a backup replaced in place: by-uuid has the new uuid" test "$(link_name "$work/psm/by-uuid/$new_uuid")" = g3
-check "the old generation never shows the new backup" bash -c "! ls '$work/psm/.generations/${old_gen##*/}/file' >/dev/null 2>&1"
+check "the old generation never shows the new backup" bash -c "! ls '$work/psm/.generations/$old_gen/file' >/dev/null 2>&1"
+if head -c 4096 <&7 >"$work/held-bytes" 2>"$work/held-err"; then
+  check "a file open across the replacement still reads the old backup" \
+    cmp -n 4096 "$work/held-bytes" "$work/exp-g3/logs/big.log"
+else
+  check "a file open across the replacement fails (EIO), never reads the new backup" \
+    grep -q "Input/output error" "$work/held-err"
+fi
+exec 7<&-
 check "a backup replaced in place: the old uuid is gone" test ! -e "$work/psm/by-uuid/$old_uuid"
 check "a backup replaced in place: at/ uses its new time" test "$(link_name "$work/psm/at/2001")" = g3
 check "a backup replaced in place: latest moves" test "$(link_name "$work/psm/latest")" = g2

@@ -126,7 +126,7 @@ session() {
   what="$kind ${key#-}"
   if [ "$kind" != name ]; then
     target=$(T 30 readlink "$path" 2>/dev/null) || target=-
-    target=${target##*/} target=${target%@*}  # .generations/NAME@GENERATION
+    target=${target##*/} target=${target%@*}  # NAME, ../NAME or .generations/NAME@GENERATION
   fi
   claim=$(T 30 getfattr --only-values -n user.stitchfs.uuid "$path/" 2>"$tmp.err") || claim=""
   claim_ts=$(T 30 getfattr --only-values -n user.stitchfs.timestamp "$path/" 2>/dev/null) || claim_ts=""
