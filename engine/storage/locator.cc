@@ -93,8 +93,12 @@ StatusOr<Locator> ParseLocator(std::string_view text) {
     if (!arg.ok()) return bad(arg.status().message().c_str());
     loc.args.push_back(std::move(*arg));
     SkipSpaces(s);
-    if (!s.empty() && s.front() == ',') s.remove_prefix(1);
-    SkipSpaces(s);
+    if (!s.empty() && s.front() == ',') {
+      s.remove_prefix(1);
+      SkipSpaces(s);
+    } else if (!s.empty() && s.front() != ')') {
+      return bad("no ',' between arguments");
+    }
   }
   if (s.empty()) return bad("no ')' at the end");
   s.remove_prefix(1);

@@ -22,7 +22,8 @@ TEST(LocatorTest, ParsesClickHouseLocators) {
   auto s3 = ParseLocator("S3(named_coll, url = 'https://x/y?a=1&b=2')");
   ASSERT_TRUE(s3.ok());
   EXPECT_EQ(s3->args.size(), 2u);
-  for (const char* bad : {"", "File", "File(", "File('x'", "File('x') junk", "('x')"}) {
+  for (const char* bad : {"", "File", "File(", "File('x'", "File('x') junk", "('x')",
+                          "S3('https://x/b/k' 'key', 'secret')", "Disk('d' 'p')"}) {
     EXPECT_FALSE(ParseLocator(bad).ok()) << bad;
   }
 }
