@@ -16,15 +16,10 @@ OpenBackups::OpenBackups(std::string store, const StoreOptions& options, Log log
   Rescan(/*force=*/true);
 }
 
-OpenBackups::Opened& OpenBackups::State(uint64_t k) {
-  if (opened_.size() < k) opened_.resize(index_.size());
-  return opened_[k - 1];
-}
-
 bool OpenBackups::Rescan(bool force) {
   std::unique_lock<std::mutex> lock(mu_);
   const engine::StoreChanges changes = index_.Rescan(lock, force);
-  for (uint64_t k : changes.reset) State(k).view.reset();
+  for (uint64_t k : changes.reset) opened_.Erase(k);
   if (changes.scanned) DropStale();
   return !changes.reset.empty();
 }
@@ -50,8 +45,8 @@ engine::Status Unopenable(const engine::Status& s) {
 }  // namespace
 
 void OpenBackups::DropStale() {
-  for (Opened& o : opened_) {
-    if (!o.view) continue;
+  std::vector<uint64_t> stale;
+  opened_.ForEach([&](uint64_t k, const Opened& o) {
     const engine::ResolvedBackup& b = o.view->backup();
     for (size_t l = 1; l < b.depth(); ++l) {
       const auto& level = b.level(l);
@@ -59,11 +54,13 @@ void OpenBackups::DropStale() {
       const bool same = s ? s->folder == level.folder->identity() && s->manifest == level.manifest
                           : SameManifest(level.path(), level.manifest);
       if (!same) {
-        o.view.reset();  // Opened again, through the chain as it is now, on next use.
+        stale.push_back(k);
         break;
       }
     }
-  }
+  });
+  // Opened again, through the chain as it is now, on next use.
+  for (uint64_t k : stale) opened_.Erase(k);
 }
 
 engine::ResolveOptions OpenBackups::Resolve() {
@@ -86,11 +83,7 @@ engine::StatusOr<std::shared_ptr<const BackupView>> OpenBackups::View(uint64_t k
       std::lock_guard<std::mutex> lock(mu_);
       const engine::StoreSlot* s = index_.slot(k);
       if (s == nullptr) return engine::Status::EntryNotFound("no such backup");
-      Opened& o = State(k);
-      if (o.view) {
-        o.last_use = ++clock_;
-        return o.view;
-      }
+      if (const Opened* o = opened_.Get(k)) return o->view;
       if (!s->present) return engine::Status::EntryNotFound("Backup " + s->path + " is gone");
       path = s->path;
     }
@@ -124,53 +117,40 @@ engine::StatusOr<std::shared_ptr<const BackupView>> OpenBackups::Install(
   }
   if (!backup.ok()) return backup.status();
   if (!s.present) return engine::Status::EntryNotFound("Backup " + s.path + " is gone");
-  Opened& o = State(k);
   if (!index_.Show(k, (*backup)->top().manifest().ContentSignature())) {
     // Same uuid and time, other content: never under the same inode numbers.
-    o.view.reset();
+    opened_.Erase(k);
     return engine::Status::EntryNotFound("Backup " + s.path + " shows other content now");
   }
-  if (!o.view) {
+  const Opened* o = opened_.Get(k);
+  if (!o) {
     AttrOptions attr = options_.attr;
     attr.default_mtime_sec = engine::CivilToEpochSeconds(s.time);
-    o.view = std::make_shared<BackupView>(std::move(backup).value(), attr, 0);
-    o.bytes = o.view->MemoryUsage();
+    auto view = std::make_shared<BackupView>(std::move(backup).value(), attr, 0);
+    const size_t bytes = view->MemoryUsage();
+    o = &opened_.Put(k, Opened{std::move(view)}, bytes);
   }
-  o.last_use = ++clock_;
-  std::shared_ptr<const BackupView> view = o.view;
+  std::shared_ptr<const BackupView> view = o->view;
   Evict();
   return view;
 }
 
 void OpenBackups::Evict() {
-  size_t open = 0, bytes = 0;
-  for (const Opened& o : opened_) {
-    open += o.view != nullptr;
-    bytes += o.view ? o.bytes : 0;
-  }
-  bool evicted = false;
-  while (open > options_.max_open_backups || (bytes > options_.max_open_bytes && open > 1)) {
-    Opened* victim = nullptr;
-    for (Opened& o : opened_) {
-      if (o.view && o.view.use_count() == 1 && (!victim || o.last_use < victim->last_use)) {
-        victim = &o;
-      }
-    }
-    if (!victim) break;  // Everything is in use right now.
-    victim->view.reset();
-    bytes -= victim->bytes;
-    --open;
-    evicted = true;
-  }
+  // Beyond the count, or beyond the bytes while more than one is open; never one in use now.
+  const auto in_use = [](uint64_t, const Opened& o) { return o.view.use_count() > 1; };
+  size_t evicted = opened_.Trim({.max_entries = options_.max_open_backups}, in_use,
+                                [](uint64_t, const Opened&) {});
+  evicted += opened_.Trim({.max_weight = options_.max_open_bytes, .min_entries = 1}, in_use,
+                          [](uint64_t, const Opened&) {});
 #ifdef __GLIBC__
-  if (evicted) ::malloc_trim(0);  // Give the freed manifests back to the system.
+  if (evicted > 0) ::malloc_trim(0);  // Give the freed manifests back to the system.
 #endif
 }
 
 uint64_t OpenBackups::NumInodes() const {
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t n = index_.size();
-  for (const Opened& o : opened_) n += o.view ? o.view->NumInodes() - 1 : 0;
+  opened_.ForEach([&](uint64_t, const Opened& o) { n += o.view->NumInodes() - 1; });
   return n;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/lru.h"
 #include "engine/storage/backup.h"
 #include "engine/store/store_index.h"
 #include "fs/backup_view.h"
@@ -60,12 +61,8 @@ class OpenBackups {
 
  private:
   struct Opened {
-    std::shared_ptr<const BackupView> view;
-    uint64_t last_use = 0;
-    size_t bytes = 0;  // view->MemoryUsage().
+    std::shared_ptr<const BackupView> view;  // Never null.
   };
-  // The open state of slot `k` (REQUIRES: mu_ held; 1 <= k <= index_.size()).
-  Opened& State(uint64_t k);
   engine::ResolveOptions Resolve();
   // Installs what View opened for slot `k`; `*again` when the folder changed since the last
   // scan (the caller rescans and tries once more). REQUIRES: mu_ held.
@@ -78,9 +75,9 @@ class OpenBackups {
 
   const StoreOptions options_;
   mutable std::mutex mu_;
-  engine::StoreIndex index_;    // Guarded by mu_.
-  std::vector<Opened> opened_;  // [k - 1], as far as used; guarded by mu_.
-  uint64_t clock_ = 0;          // Use counter for eviction; guarded by mu_.
+  engine::StoreIndex index_;  // Guarded by mu_.
+  // Opened views by slot, weighing their MemoryUsage(); guarded by mu_.
+  engine::Lru<uint64_t, Opened> opened_;
 };
 
 }  // namespace stitchfs::fs

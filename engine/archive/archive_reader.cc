@@ -16,14 +16,13 @@ class MemberFile final : public RandomAccessFile {
  public:
   MemberFile(std::shared_ptr<const ArchiveReader> archive, const ArchiveMember& m)
       : archive_(std::move(archive)), member_(m) {}
-  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
-    if (offset >= member_.size) return size_t{0};
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(dst.size(), member_.size - offset));
-    const ArchiveStream& s = archive_->index().streams[member_.stream];
-    RETURN_IF_ERROR(archive_->ReadStream(s, member_.offset + offset, dst.first(n)));
-    return n;
-  }
   uint64_t size() const override { return member_.size; }
+
+ protected:
+  Status ReadExact(uint64_t offset, std::span<char> dst) const override {
+    const ArchiveStream& s = archive_->index().streams[member_.stream];
+    return archive_->ReadStream(s, member_.offset + offset, dst);
+  }
 
  private:
   std::shared_ptr<const ArchiveReader> archive_;
@@ -100,10 +99,7 @@ Status ArchiveReader::ReadDeflate(const ArchiveStream& s, uint64_t offset,
 StatusOr<ArchiveReader::Chunk> ArchiveReader::ChunkAt(const ArchiveStream& s, uint32_t p) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = chunks_.find(p); it != chunks_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second.second);
-      return it->second.first;
-    }
+    if (const Chunk* chunk = chunks_.Get(p)) return *chunk;
   }
   const RestartPoint& point = index_.points[p];
   const bool last = p + 1 == s.first_point + s.point_count;
@@ -112,16 +108,9 @@ StatusOr<ArchiveReader::Chunk> ArchiveReader::ChunkAt(const ArchiveStream& s, ui
   const std::string_view window = index_.Windows().substr(point.window_offset, point.window_size);
   RETURN_IF_ERROR(InflateFrom(*file_, s, point, window, *bytes, display_));
   std::lock_guard<std::mutex> lock(mu_);
-  if (chunks_.count(p) == 0) {
-    lru_.push_front(p);
-    chunks_[p] = {bytes, lru_.begin()};
-    chunk_bytes_ += bytes->size();
-    while (chunk_bytes_ > kChunkBudget && lru_.size() > 1) {
-      auto victim = chunks_.find(lru_.back());
-      chunk_bytes_ -= victim->second.first->size();
-      chunks_.erase(victim);
-      lru_.pop_back();
-    }
+  if (!chunks_.Peek(p)) {
+    chunks_.Put(p, bytes, bytes->size());
+    chunks_.Trim({.max_weight = kChunkBudget, .min_entries = 1});
   }
   return Chunk(bytes);
 }

@@ -5,14 +5,13 @@
 #pragma once
 
 #include <functional>
-#include <list>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "engine/archive/archive_cache.h"
 #include "engine/archive/archive_index.h"
+#include "engine/base/lru.h"
 #include "engine/base/random_access_file.h"
 #include "engine/base/unique_fd.h"
 
@@ -61,9 +60,7 @@ class ArchiveReader : public std::enable_shared_from_this<ArchiveReader> {
 
   static constexpr size_t kChunkBudget = 32 << 20;
   mutable std::mutex mu_;
-  mutable std::list<uint32_t> lru_;  // Point numbers, most recent first.
-  mutable std::map<uint32_t, std::pair<Chunk, std::list<uint32_t>::iterator>> chunks_;
-  mutable size_t chunk_bytes_ = 0;
+  mutable Lru<uint32_t, Chunk> chunks_;  // By restart point, weighing their bytes.
 };
 
 }  // namespace stitchfs::engine

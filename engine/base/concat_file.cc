@@ -15,10 +15,8 @@ ConcatFile::ConcatFile(std::vector<Segment> segments) {
   starts_.push_back(pos);
 }
 
-StatusOr<size_t> ConcatFile::ReadAt(uint64_t offset, std::span<char> dst) const {
-  const uint64_t total = size();
-  if (offset >= total || dst.empty()) return size_t{0};
-  const size_t want = static_cast<size_t>(std::min<uint64_t>(dst.size(), total - offset));
+Status ConcatFile::ReadExact(uint64_t offset, std::span<char> dst) const {
+  const size_t want = dst.size();
   size_t i = SegmentOf(offset);
   size_t done = 0;
   while (done < want) {
@@ -31,7 +29,7 @@ StatusOr<size_t> ConcatFile::ReadAt(uint64_t offset, std::span<char> dst) const 
     ++i;
   }
   HintNext(i, offset + want, want);
-  return want;
+  return Status::OK();
 }
 
 void ConcatFile::HintNext(size_t next, uint64_t end, uint64_t n) const {

@@ -22,12 +22,6 @@ class ConcatFile final : public RandomAccessFile {
   // Zero-length segments are dropped. REQUIRES: every segment lies within its file's size().
   explicit ConcatFile(std::vector<Segment> segments);
 
-  // Reads across segment boundaries. A segment file that ends before its declared length (for
-  // example truncated after open) is kBackupDamaged, never a short read or zeros.
-  // A read of kStreamingRead or more that ends within kPrefetchLead of its segment's end tells
-  // the next segment's file to Prefetch its start, so that a stream crosses from one data file into
-  // the next without waiting (and an object store's read-ahead starts there at full width).
-  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override;
   uint64_t size() const override { return starts_.empty() ? 0 : starts_.back(); }
   void Prefetch(uint64_t offset, uint64_t length) const override;
   // The segment's file's loan when the range lies within one segment.
@@ -35,6 +29,14 @@ class ConcatFile final : public RandomAccessFile {
   static constexpr uint64_t kPrefetchLead = 8 << 20;
   static constexpr uint64_t kStreamingRead = 64 << 10;
   const std::vector<Segment>& segments() const { return segments_; }
+
+ protected:
+  // Reads across segment boundaries. A segment file that ends before its declared length (for
+  // example truncated after open) is kBackupDamaged, never a short read or zeros.
+  // A read of kStreamingRead or more that ends within kPrefetchLead of its segment's end tells
+  // the next segment's file to Prefetch its start, so that a stream crosses from one data file into
+  // the next without waiting (and an object store's read-ahead starts there at full width).
+  Status ReadExact(uint64_t offset, std::span<char> dst) const override;
 
  private:
   std::vector<Segment> segments_;

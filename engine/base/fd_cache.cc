@@ -7,35 +7,25 @@ namespace stitchfs::engine {
 StatusOr<std::shared_ptr<const UniqueFd>> FdCache::Get(uint64_t key, const Opener& open) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = index_.find(key); it != index_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second);
-      return it->second->second;
-    }
+    if (auto* fd = fds_.Get(key)) return *fd;
   }
   ASSIGN_OR_RETURN(UniqueFd fd, open());
   auto shared = std::make_shared<const UniqueFd>(std::move(fd));
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = index_.find(key); it != index_.end()) return it->second->second;  // Lost a race.
-  lru_.emplace_front(key, shared);
-  index_[key] = lru_.begin();
-  while (lru_.size() > capacity_) {
-    index_.erase(lru_.back().first);
-    lru_.pop_back();
-  }
+  if (auto* fd = fds_.Get(key)) return *fd;  // Lost a race.
+  fds_.Put(key, shared);
+  fds_.Trim({.max_entries = capacity_});
   return shared;
 }
 
 void FdCache::Forget(uint64_t key) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = index_.find(key); it != index_.end()) {
-    lru_.erase(it->second);
-    index_.erase(it);
-  }
+  fds_.Erase(key);
 }
 
 size_t FdCache::open_count() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return lru_.size();
+  return fds_.size();
 }
 
 size_t DefaultFdCapacity() {

@@ -3,11 +3,10 @@
 #pragma once
 
 #include <functional>
-#include <list>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 
+#include "engine/base/lru.h"
 #include "engine/base/status_or.h"
 #include "engine/base/unique_fd.h"
 
@@ -29,11 +28,9 @@ class FdCache {
   size_t open_count() const;
 
  private:
-  using Lru = std::list<std::pair<uint64_t, std::shared_ptr<const UniqueFd>>>;
   const size_t capacity_;
   mutable std::mutex mu_;
-  Lru lru_;  // Most recently used first.
-  std::unordered_map<uint64_t, Lru::iterator> index_;
+  Lru<uint64_t, std::shared_ptr<const UniqueFd>> fds_;
 };
 
 // A capacity for the fd cache from RLIMIT_NOFILE: a quarter of the soft limit, at least 64.

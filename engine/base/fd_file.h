@@ -16,14 +16,13 @@ class FdFile final : public RandomAccessFile {
  public:
   FdFile(UniqueFd fd, uint64_t size, std::string name)
       : fd_(std::move(fd)), size_(size), name_(std::move(name)) {}
-  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
-    if (offset >= size_) return size_t{0};
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(dst.size(), size_ - offset));
-    RETURN_IF_ERROR(PreadFully(fd_.get(), offset, dst.first(n), name_));
-    return n;
-  }
   uint64_t size() const override { return size_; }
   int fd() const { return fd_.get(); }
+
+ protected:
+  Status ReadExact(uint64_t offset, std::span<char> dst) const override {
+    return PreadFully(fd_.get(), offset, dst, name_);
+  }
 
  private:
   UniqueFd fd_;

@@ -1,12 +1,14 @@
 // RandomAccessFile: the positional, cursor-free read interface every reader implements.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string_view>
 
 #include "engine/base/status_or.h"
+#include "engine/base/unique_fd.h"
 
 namespace stitchfs::engine {
 
@@ -21,8 +23,14 @@ class RandomAccessFile {
   // Reads into `dst` from `offset`. Returns exactly min(dst.size(), size() - offset) bytes
   // (0 at or past the end): a read is short only at size(), never in the middle, because FUSE
   // would zero-fill a short reply. A backing file that ends early is kBackupDamaged;
-  // a failed system call is kIOError.
-  virtual StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const = 0;
+  // a failed system call is kIOError. (Clamps, then asks the file for exactly those bytes.)
+  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const {
+    const uint64_t total = size();
+    if (offset >= total || dst.empty()) return size_t{0};
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(dst.size(), total - offset));
+    RETURN_IF_ERROR(ReadExact(offset, dst.first(n)));
+    return n;
+  }
 
   // The logical length of the file.
   virtual uint64_t size() const = 0;
@@ -40,6 +48,25 @@ class RandomAccessFile {
     std::shared_ptr<const void> owner;
   };
   virtual StatusOr<Loan> Lend(uint64_t /*offset*/, size_t /*n*/) const { return Loan{}; }
+
+  // Capabilities a copy may use instead of reading the bytes through this process.
+  // A descriptor of the very file, offsets alike, for in-kernel copies (copy_file_range); null
+  // if there is none (not a local file). Keep it only for the copy.
+  virtual StatusOr<std::shared_ptr<const UniqueFd>> KernelFd() const {
+    return std::shared_ptr<const UniqueFd>();
+  }
+  // The stored object these bytes are, for a copy within the store that holds it: `kind` is
+  // the tag of the backend that made it, which alone knows what `object` is; empty if none.
+  struct StoredObject {
+    const void* kind = nullptr;
+    std::shared_ptr<const void> object;
+  };
+  virtual StoredObject Stored() const { return {}; }
+
+ protected:
+  // Fills all of `dst` with the bytes from `offset`: what ReadAt asks once it has clamped the
+  // range (REQUIRES: dst not empty, offset + dst.size() <= size()); errors as ReadAt's.
+  virtual Status ReadExact(uint64_t offset, std::span<char> dst) const = 0;
 };
 
 }  // namespace stitchfs::engine

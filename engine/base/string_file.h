@@ -13,13 +13,13 @@ namespace stitchfs::engine {
 class StringFile final : public RandomAccessFile {
  public:
   explicit StringFile(std::string data) : data_(std::move(data)) {}
-  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
-    if (offset >= data_.size()) return size_t{0};
-    const size_t n = std::min<size_t>(dst.size(), data_.size() - offset);
-    std::memcpy(dst.data(), data_.data() + offset, n);
-    return n;
-  }
   uint64_t size() const override { return data_.size(); }
+
+ protected:
+  Status ReadExact(uint64_t offset, std::span<char> dst) const override {
+    std::memcpy(dst.data(), data_.data() + offset, dst.size());
+    return Status::OK();
+  }
 
  private:
   const std::string data_;

@@ -14,7 +14,6 @@
 #include "engine/format/hard_links.h"
 #include "engine/read/content_check.h"
 #include "engine/read/restore_meta.h"
-#include "engine/storage/data_file.h"
 #include "engine/storage/local_storage.h"
 
 namespace stitchfs::engine {
@@ -32,9 +31,8 @@ Status CopySegment(const RandomAccessFile& src, uint64_t off, uint64_t len, Writ
     if (progress) progress(len);
     return Status::OK();
   }
-  const auto* local = dynamic_cast<const DataFile*>(&src);
-  if (local != nullptr && out.fd() >= 0) {
-    ASSIGN_OR_RETURN(auto fd, local->Fd());
+  ASSIGN_OR_RETURN(auto fd, src.KernelFd());
+  if (fd != nullptr && out.fd() >= 0) {
     loff_t in_off = static_cast<loff_t>(off);
     while (done < len) {
       ssize_t n =

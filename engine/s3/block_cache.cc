@@ -105,30 +105,16 @@ void BlockCache::Adopt() {
 }
 
 void BlockCache::Touch(const std::string& name, uint64_t size) {
-  auto it = entries_.find(name);
-  if (it != entries_.end()) {
-    lru_.splice(lru_.begin(), lru_, it->second.lru);
-    return;
-  }
-  lru_.push_front(name);
-  entries_.emplace(name, Entry{size, lru_.begin()});
-  total_ += size;
+  if (!blocks_.Get(name)) blocks_.Put(name, true, size);
 }
 
-void BlockCache::Forget(const std::string& name) {
-  auto it = entries_.find(name);
-  if (it == entries_.end()) return;
-  total_ -= it->second.size;
-  lru_.erase(it->second.lru);
-  entries_.erase(it);
-}
+void BlockCache::Forget(const std::string& name) { blocks_.Erase(name); }
 
 void BlockCache::Evict() {
-  while (total_ + pinned_ > capacity_ && !lru_.empty()) {
-    const std::string victim = lru_.back();
-    ::unlink((dir_ + "/" + victim).c_str());
-    Forget(victim);
-  }
+  const uint64_t room = capacity_ > pinned_ ? capacity_ - pinned_ : 0;
+  blocks_.Trim(
+      {.max_weight = room}, [](const std::string&, bool) { return false; },
+      [&](const std::string& victim, bool) { ::unlink((dir_ + "/" + victim).c_str()); });
 }
 
 bool BlockCache::Get(std::string_view object, uint64_t index, uint64_t length, uint64_t offset,
@@ -206,7 +192,7 @@ void BlockCache::Put(std::string_view object, uint64_t index, std::string_view b
 
 uint64_t BlockCache::bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return total_;
+  return blocks_.weight();
 }
 uint64_t BlockCache::hits() const {
   std::lock_guard<std::mutex> lock(mu_);

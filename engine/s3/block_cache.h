@@ -8,13 +8,13 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+
+#include "engine/base/lru.h"
 
 namespace stitchfs::engine {
 
@@ -48,10 +48,6 @@ class BlockCache {
   uint64_t misses() const;
 
  private:
-  struct Entry {
-    uint64_t size;
-    std::list<std::string>::iterator lru;
-  };
   BlockCache(std::string dir, uint64_t capacity) : dir_(std::move(dir)), capacity_(capacity) {}
   void Adopt();
   // Records `name` as used now; `size` bytes if new. Requires mu_.
@@ -62,9 +58,8 @@ class BlockCache {
   const std::string dir_;
   const uint64_t capacity_;
   mutable std::mutex mu_;
-  std::list<std::string> lru_;  // Names, most recently used first.
-  std::unordered_map<std::string, Entry> entries_;
-  uint64_t total_ = 0, hits_ = 0, misses_ = 0;
+  Lru<std::string, bool> blocks_;  // Block file names, weighing their bytes.
+  uint64_t hits_ = 0, misses_ = 0;
   uint64_t pinned_ = 0;  // Other processes' temporary files found by Adopt: counted, kept.
 };
 

@@ -104,15 +104,11 @@ class ArchiveFolder final : public BackupFolder {
  public:
   ArchiveFolder(std::string path, const ArchiveStamp& stamp,
                 std::shared_ptr<const RandomAccessFile> file)
-      : BackupFolder(std::move(path), {stamp.dev, stamp.ino}),
+      : BackupFolder(std::move(path), {stamp.dev, stamp.ino}, kKind),
         stamp_(stamp),
         file_(std::move(file)) {}
 
-  static StatusOr<const ArchiveFolder*> Of(const BackupFolder& folder) {
-    auto* f = dynamic_cast<const ArchiveFolder*>(&folder);
-    if (f == nullptr) return Status::InvalidArgument(folder.path() + " is not an archive");
-    return f;
-  }
+  static constexpr BackendKind kKind{"an archive"};
 
   const ArchiveStamp& stamp() const { return stamp_; }
 
@@ -147,11 +143,13 @@ class MemberDataFile final : public BackupDataFile {
  public:
   MemberDataFile(std::unique_ptr<RandomAccessFile> member, std::string display)
       : member_(std::move(member)), display_(std::move(display)) {}
-  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
-    return member_->ReadAt(offset, dst);
-  }
   uint64_t size() const override { return member_->size(); }
   const std::string& display_name() const override { return display_; }
+
+ protected:
+  Status ReadExact(uint64_t offset, std::span<char> dst) const override {
+    return member_->ReadAt(offset, dst).status();
+  }
 
  private:
   std::unique_ptr<RandomAccessFile> member_;
@@ -180,7 +178,7 @@ StatusOr<std::shared_ptr<const BackupFolder>> ArchiveStorage::OpenFolder(
 }
 
 StatusOr<ManifestSource> ArchiveStorage::OpenManifest(const BackupFolder& folder) const {
-  ASSIGN_OR_RETURN(const ArchiveFolder* f, ArchiveFolder::Of(folder));
+  ASSIGN_OR_RETURN(const ArchiveFolder* f, FolderAs<ArchiveFolder>(folder));
   ASSIGN_OR_RETURN(auto reader, f->Reader(cache_, *refusals_));
   const ArchiveMember* m = reader->index().Find(".backup");
   if (m == nullptr) {
@@ -203,7 +201,7 @@ StatusOr<std::optional<ManifestIdentity>> ArchiveStorage::StatManifest(
 StatusOr<std::shared_ptr<const BackupDataFile>> ArchiveStorage::OpenDataFile(
     const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
     uint64_t /*declared_size*/) const {
-  ASSIGN_OR_RETURN(const ArchiveFolder* f, ArchiveFolder::Of(*folder));
+  ASSIGN_OR_RETURN(const ArchiveFolder* f, FolderAs<ArchiveFolder>(*folder));
   ASSIGN_OR_RETURN(auto reader, f->Reader(cache_, *refusals_));
   const ArchiveMember* m = reader->index().Find(relative);
   const std::string display = folder->path() + ":" + relative;

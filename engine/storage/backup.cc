@@ -69,24 +69,14 @@ StatusOr<std::shared_ptr<const Backup>> BackupCache::Open(const Storage& storage
 }
 
 void BackupCache::Keep(const std::shared_ptr<const Backup>& b) {
-  if (keep_bytes_ == 0) return;
-  for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-    if (*it == b) {
-      kept_.splice(kept_.begin(), kept_, it);
-      return;
-    }
-  }
-  kept_.push_front(b);
-  kept_total_ += b->manifest().MemoryUsage();
-  while (kept_total_ > keep_bytes_ && kept_.size() > 1) {
-    kept_total_ -= kept_.back()->manifest().MemoryUsage();
-    kept_.pop_back();
-  }
+  if (keep_bytes_ == 0 || kept_.Get(b.get())) return;
+  kept_.Put(b.get(), b, b->manifest().MemoryUsage());
+  kept_.Trim({.max_weight = keep_bytes_, .min_entries = 1});
 }
 
 size_t BackupCache::kept_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return kept_total_;
+  return kept_.weight();
 }
 
 }  // namespace stitchfs::engine

@@ -2,13 +2,13 @@
 // opened beneath.
 #pragma once
 
-#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
+#include "engine/base/lru.h"
 #include "engine/base/unique_fd.h"
 #include "engine/format/manifest.h"
 #include "engine/storage/backup_folder.h"
@@ -89,8 +89,7 @@ class BackupCache {
   const size_t keep_bytes_;
   mutable std::mutex mu_;
   std::map<std::string, std::weak_ptr<const Backup>> open_;
-  std::list<std::shared_ptr<const Backup>> kept_;  // Most recently used first.
-  size_t kept_total_ = 0;
+  Lru<const Backup*, std::shared_ptr<const Backup>> kept_;  // Weighing their manifests' memory.
 };
 
 }  // namespace stitchfs::engine

@@ -66,12 +66,9 @@ StatusOr<std::shared_ptr<const UniqueFd>> DataFile::Fd() const {
   return cache_->Get(key_, [this] { return Reopen(); });
 }
 
-StatusOr<size_t> DataFile::ReadAt(uint64_t offset, std::span<char> dst) const {
-  if (offset >= size_) return size_t{0};
-  const size_t n = static_cast<size_t>(std::min<uint64_t>(dst.size(), size_ - offset));
+Status DataFile::ReadExact(uint64_t offset, std::span<char> dst) const {
   ASSIGN_OR_RETURN(auto fd, Fd());
-  RETURN_IF_ERROR(PreadFully(fd->get(), offset, dst.first(n), display_));
-  return n;
+  return PreadFully(fd->get(), offset, dst, display_);
 }
 
 }  // namespace stitchfs::engine

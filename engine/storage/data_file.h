@@ -24,13 +24,16 @@ class DataFile final : public BackupDataFile {
                                                         std::string relative);
   ~DataFile() override;
 
-  // Reads within size(); kBackupDamaged if the file turns out shorter (truncated after open)
-  // or was replaced by a file of another size.
-  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override;
   uint64_t size() const override { return size_; }
   const std::string& display_name() const override { return display_; }
   // An open fd for in-kernel copies; keep the pointer only for the copy.
   StatusOr<std::shared_ptr<const UniqueFd>> Fd() const;
+  StatusOr<std::shared_ptr<const UniqueFd>> KernelFd() const override { return Fd(); }
+
+ protected:
+  // kBackupDamaged if the file turns out shorter (truncated after open) or was replaced by a
+  // file of another size.
+  Status ReadExact(uint64_t offset, std::span<char> dst) const override;
 
  private:
   DataFile(std::shared_ptr<FdCache> cache, std::shared_ptr<const LocalFolder> folder,

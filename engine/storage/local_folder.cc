@@ -9,7 +9,7 @@
 namespace stitchfs::engine {
 
 LocalFolder::LocalFolder(std::string path, FolderIdentity id)
-    : BackupFolder(std::move(path), id), key_(NewFdCacheKey()) {}
+    : BackupFolder(std::move(path), id, kKind), key_(NewFdCacheKey()) {}
 
 StatusOr<std::shared_ptr<const LocalFolder>> LocalFolder::Open(const std::string& path,
                                                                UniqueFd* fd) {
@@ -27,11 +27,6 @@ StatusOr<std::shared_ptr<const LocalFolder>> LocalFolder::Open(const std::string
   *fd = std::move(dir);
   const FolderIdentity id{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
   return std::shared_ptr<const LocalFolder>(new LocalFolder(abs, id));
-}
-
-StatusOr<const LocalFolder*> LocalFolder::Of(const BackupFolder& folder) {
-  if (auto* local = dynamic_cast<const LocalFolder*>(&folder)) return local;
-  return Status::InvalidArgument("Backup " + folder.path() + " is not a local folder");
 }
 
 StatusOr<UniqueFd> LocalFolder::Reopen() const {

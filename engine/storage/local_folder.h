@@ -22,8 +22,7 @@ class LocalFolder final : public BackupFolder {
   // folder there (ENOENT, ENOTDIR, EACCES, not a folder), kIOError for other failures (EMFILE,
   // EIO, ...), both naming the path.
   static StatusOr<std::shared_ptr<const LocalFolder>> Open(const std::string& path, UniqueFd* fd);
-  // `folder` as a LocalFolder; kInvalidArgument if another storage made it.
-  static StatusOr<const LocalFolder*> Of(const BackupFolder& folder);
+  static constexpr BackendKind kKind{"a local folder"};
 
   // A key for this folder's fd in an FdCache, unique in the process.
   uint64_t cache_key() const { return key_; }

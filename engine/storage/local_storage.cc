@@ -61,7 +61,7 @@ StatusOr<std::shared_ptr<const BackupFolder>> LocalStorage::OpenFolder(
 }
 
 StatusOr<std::shared_ptr<const UniqueFd>> LocalStorage::FolderFd(const BackupFolder& folder) const {
-  ASSIGN_OR_RETURN(const LocalFolder* local, LocalFolder::Of(folder));
+  ASSIGN_OR_RETURN(const LocalFolder* local, FolderAs<LocalFolder>(folder));
   return fds_->Get(local->cache_key(), [local] { return local->Reopen(); });
 }
 
@@ -103,8 +103,7 @@ StatusOr<std::optional<ManifestIdentity>> LocalStorage::StatManifest(
 StatusOr<std::shared_ptr<const BackupDataFile>> LocalStorage::OpenDataFile(
     const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
     uint64_t /*declared_size: the file's own size is learnt when it is opened*/) const {
-  auto local = std::dynamic_pointer_cast<const LocalFolder>(folder);
-  if (!local) RETURN_IF_ERROR(LocalFolder::Of(*folder).status());
+  ASSIGN_OR_RETURN(auto local, FolderAs<LocalFolder>(folder));
   ASSIGN_OR_RETURN(auto file, DataFile::Open(fds_, std::move(local), relative));
   return std::shared_ptr<const BackupDataFile>(std::move(file));
 }
@@ -123,7 +122,7 @@ StatusOr<SharedBytes> LocalStorage::ReadIndex(const BackupFolder& folder) const 
 }
 
 Status LocalStorage::WriteIndex(const BackupFolder& folder, std::string_view bytes) const {
-  ASSIGN_OR_RETURN(const LocalFolder* local, LocalFolder::Of(folder));
+  ASSIGN_OR_RETURN(const LocalFolder* local, FolderAs<LocalFolder>(folder));
   ASSIGN_OR_RETURN(UniqueFd dir, local->Reopen());
   RETURN_IF_ERROR(MakeDirsBeneath(dir.get(), kStitchDir).status());
   return WriteFileAtomically(folder.path() + "/" + std::string(kStitchDir), "index", bytes);

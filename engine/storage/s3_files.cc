@@ -157,16 +157,19 @@ class S3DataFile final : public BackupDataFile {
                  return state->Fetch(off, dst, stream);
                }) {}
 
-  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
-    return ahead_.ReadAt(offset, dst);
-  }
   uint64_t size() const override { return state_->declared; }
   void Prefetch(uint64_t offset, uint64_t length) const override {
     ahead_.Prefetch(offset, length);
   }
   StatusOr<Loan> Lend(uint64_t offset, size_t n) const override { return ahead_.Lend(offset, n); }
   const std::string& display_name() const override { return state_->display; }
-  const ObjectState& state() const { return *state_; }
+  StoredObject Stored() const override { return {&kObjectKind, state_}; }
+  static constexpr char kObjectKind = 0;  // Its address tags S3DataFile's stored objects.
+
+ protected:
+  Status ReadExact(uint64_t offset, std::span<char> dst) const override {
+    return ahead_.ReadAt(offset, dst).status();
+  }
 
  private:
   std::shared_ptr<ObjectState> state_;
@@ -181,9 +184,11 @@ class S3ManifestFile final : public RandomAccessFile {
                  uint64_t size)
       : bucket_(std::move(bucket)), key_(std::move(key)), etag_(std::move(etag)), size_(size) {}
 
-  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
-    if (offset >= size_) return size_t{0};
-    const uint64_t n = std::min<uint64_t>(dst.size(), size_ - offset);
+  uint64_t size() const override { return size_; }
+
+ protected:
+  Status ReadExact(uint64_t offset, std::span<char> dst) const override {
+    const uint64_t n = dst.size();
     const bool head = offset + n <= kHead && size_ > 4 * kHead;
     std::lock_guard<std::mutex> lock(mu_);
     std::optional<std::string>& buf = head ? head_ : whole_;
@@ -198,9 +203,8 @@ class S3ManifestFile final : public RandomAccessFile {
       buf = std::move(bytes);
     }
     std::memcpy(dst.data(), buf->data() + offset, n);
-    return n;
+    return Status::OK();
   }
-  uint64_t size() const override { return size_; }
 
  private:
   std::shared_ptr<const S3Bucket> bucket_;
@@ -226,9 +230,10 @@ std::shared_ptr<const BackupDataFile> OpenS3DataFile(std::shared_ptr<const S3Buc
 }
 
 std::optional<S3Source> S3SourceOf(const RandomAccessFile& file) {
-  const auto* s3 = dynamic_cast<const S3DataFile*>(&file);
-  if (s3 == nullptr) return std::nullopt;
-  return S3Source{s3->state().bucket, s3->state().key};
+  const RandomAccessFile::StoredObject stored = file.Stored();
+  if (stored.kind != &S3DataFile::kObjectKind) return std::nullopt;
+  const auto& state = *static_cast<const ObjectState*>(stored.object.get());
+  return S3Source{state.bucket, state.key};
 }
 
 std::unique_ptr<RandomAccessFile> OpenS3Manifest(std::shared_ptr<const S3Bucket> bucket,

@@ -42,14 +42,9 @@ ManifestIdentity S3Identity(const std::string& etag, uint64_t size) {
 }
 
 S3Folder::S3Folder(S3Address address, std::shared_ptr<const S3Bucket> bucket)
-    : BackupFolder(address.Location(), FolderIdOf(address, *bucket)),
+    : BackupFolder(address.Location(), FolderIdOf(address, *bucket), kKind),
       address_(std::move(address)),
       bucket_(std::move(bucket)) {}
-
-StatusOr<const S3Folder*> S3Folder::Of(const BackupFolder& folder) {
-  if (auto* s3 = dynamic_cast<const S3Folder*>(&folder)) return s3;
-  return Status::InvalidArgument("folder " + folder.path() + " is not in object storage");
-}
 
 std::shared_ptr<const S3Bucket> S3Storage::BucketOf(const S3Address& address) const {
   S3Credentials creds = config_.credentials;
@@ -131,7 +126,7 @@ StatusOr<std::shared_ptr<const BackupFolder>> S3Storage::OpenFolder(
 }
 
 StatusOr<ManifestSource> S3Storage::OpenManifest(const BackupFolder& folder) const {
-  ASSIGN_OR_RETURN(const S3Folder* f, S3Folder::Of(folder));
+  ASSIGN_OR_RETURN(const S3Folder* f, FolderAs<S3Folder>(folder));
   const std::string key = f->address().ObjectKey(".backup");
   auto head = f->bucket().Head(key);
   if (!head.ok()) return head.status().WithPrefix("Backup " + Shown(f->address()) + ": ");
@@ -162,7 +157,7 @@ StatusOr<std::optional<ManifestIdentity>> S3Storage::StatManifest(
 StatusOr<std::shared_ptr<const BackupDataFile>> S3Storage::OpenDataFile(
     const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
     uint64_t declared_size) const {
-  ASSIGN_OR_RETURN(const S3Folder* f, S3Folder::Of(*folder));
+  ASSIGN_OR_RETURN(const S3Folder* f, FolderAs<S3Folder>(*folder));
   RETURN_IF_ERROR(
       CheckRelativePath(relative).WithPrefix("Backup " + folder->path() + ": data file: "));
   return OpenS3DataFile(f->shared_bucket(), f->address().ObjectKey(relative),
@@ -171,7 +166,7 @@ StatusOr<std::shared_ptr<const BackupDataFile>> S3Storage::OpenDataFile(
 }
 
 StatusOr<SharedBytes> S3Storage::ReadIndex(const BackupFolder& folder) const {
-  ASSIGN_OR_RETURN(const S3Folder* f, S3Folder::Of(folder));
+  ASSIGN_OR_RETURN(const S3Folder* f, FolderAs<S3Folder>(folder));
   ASSIGN_OR_RETURN(auto bytes,
                    f->bucket().GetAll(f->address().ObjectKey(".stitchfs/index"), kMaxIndexBytes));
   if (!bytes) return Status::BackupNotFound("no resolved index in " + folder.path());
@@ -179,7 +174,7 @@ StatusOr<SharedBytes> S3Storage::ReadIndex(const BackupFolder& folder) const {
 }
 
 Status S3Storage::WriteIndex(const BackupFolder& folder, std::string_view bytes) const {
-  ASSIGN_OR_RETURN(const S3Folder* f, S3Folder::Of(folder));
+  ASSIGN_OR_RETURN(const S3Folder* f, FolderAs<S3Folder>(folder));
   return f->bucket().Put(f->address().ObjectKey(".stitchfs/index"), bytes);  // PUT is atomic.
 }
 

@@ -24,8 +24,7 @@ class S3Folder final : public BackupFolder {
   const S3Address& address() const { return address_; }
   const S3Bucket& bucket() const { return *bucket_; }
   const std::shared_ptr<const S3Bucket>& shared_bucket() const { return bucket_; }
-  // `folder` as an S3Folder; kInvalidArgument if another storage made it.
-  static StatusOr<const S3Folder*> Of(const BackupFolder& folder);
+  static constexpr BackendKind kKind{"in object storage"};
 
  private:
   const S3Address address_;

@@ -17,14 +17,14 @@ class MemFile final : public RandomAccessFile {
  public:
   explicit MemFile(std::string data, uint64_t claimed = UINT64_MAX)
       : data_(std::move(data)), claimed_(claimed == UINT64_MAX ? data_.size() : claimed) {}
-  StatusOr<size_t> ReadAt(uint64_t off, std::span<char> dst) const override {
-    if (off >= claimed_) return size_t{0};
-    size_t n = static_cast<size_t>(std::min<uint64_t>(dst.size(), claimed_ - off));
-    if (off + n > data_.size()) return Status::BackupDamaged("mem file truncated");
-    std::copy_n(data_.data() + off, n, dst.data());
-    return n;
-  }
   uint64_t size() const override { return claimed_; }
+
+ protected:
+  Status ReadExact(uint64_t off, std::span<char> dst) const override {
+    if (off + dst.size() > data_.size()) return Status::BackupDamaged("mem file truncated");
+    std::copy_n(data_.data() + off, dst.size(), dst.data());
+    return Status::OK();
+  }
 
  private:
   std::string data_;

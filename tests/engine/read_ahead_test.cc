@@ -151,17 +151,18 @@ TEST(ReadAheadTest, PrefetchStartsAFullWidthStreamTheReaderThenUses) {
 class HintedFile final : public RandomAccessFile {
  public:
   explicit HintedFile(uint64_t size) : size_(size) {}
-  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(dst.size(), size_ - offset));
-    std::memset(dst.data(), 'x', n);
-    return n;
-  }
   uint64_t size() const override { return size_; }
   void Prefetch(uint64_t offset, uint64_t length) const override {
     hints.push_back(offset);
     hint_lengths.push_back(length);
   }
   mutable std::vector<uint64_t> hints, hint_lengths;
+
+ protected:
+  Status ReadExact(uint64_t, std::span<char> dst) const override {
+    std::memset(dst.data(), 'x', dst.size());
+    return Status::OK();
+  }
 
  private:
   uint64_t size_;

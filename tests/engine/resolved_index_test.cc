@@ -191,7 +191,9 @@ TEST_F(ResolvedIndexTest, AStorageRefusesAFolderAnotherStorageMade) {
   auto storage = LocalStorage::Create();
   const std::string path = r->level(1).path();
   EXPECT_TRUE(storage->OpenDataFile(r->level(1).folder, "log/app.log", 0).ok());
-  auto foreign = std::make_shared<const BackupFolder>(path, r->level(1).folder->identity());
+  static constexpr BackendKind kForeign{"a foreign folder"};
+  auto foreign =
+      std::make_shared<const BackupFolder>(path, r->level(1).folder->identity(), kForeign);
   EXPECT_EQ(storage->OpenDataFile(foreign, "log/app.log", 0).status().code(),
             ErrorCode::kInvalidArgument);
 }
