@@ -95,6 +95,9 @@ class MemStoreTest : public ::testing::Test {
                          const Tree& fresh_tree = {}) {
     auto reader = mem_->NewProcess();
     auto listed = reader->ScanStore(kStore);
+    if (!listed.ok() && listed.status().code() == ErrorCode::kBackupNotFound) {
+      listed = std::vector<StoreFolder>();  // No store yet: no backup.
+    }
     if (!listed.ok()) return "the store does not list: " + listed.status().ToString();
     std::set<std::string> seen;
     for (const StoreFolder& f : *listed) {

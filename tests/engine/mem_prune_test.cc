@@ -116,6 +116,21 @@ TEST_F(MemPruneTest, AKilledPrunesLockAndLeftoversGo) {
   EXPECT_EQ(CheckStore({"b2", "b3"}), "");
 }
 
+TEST_F(MemPruneTest, ALaggingListingMakesPruneKeepMoreNeverBreakOne) {
+  mem_->SetListingLag(3);  // The store will list as it was before b3 was finished.
+  WriteChain();
+  auto plan = Prune(mem_, 2);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->size(), 3u);  // b3 is not in the plan,
+  EXPECT_EQ((*plan)[0].kind, PruneAction::kRemove);
+  EXPECT_EQ((*plan)[1].kind, PruneAction::kFlatten);
+  mem_->SetListingLag(0);
+  written_.erase("b0");
+  EXPECT_EQ(CheckStore({"b1", "b2", "b3"}), "");  // but it still opens, on its kept base.
+  ASSERT_TRUE(Prune(mem_, 2).ok());
+  EXPECT_EQ(mem_->List(kStore), (std::vector<std::string>{"b2", "b3"}));
+}
+
 TEST_F(MemPruneTest, FlattenWritesAWholeCopy) {
   WriteChain();
   ChainOptions o;

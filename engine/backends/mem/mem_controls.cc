@@ -6,6 +6,15 @@
 
 namespace stitchfs::engine {
 
+std::shared_ptr<MemStorage> MemStorage::CopyDisk() const {
+  std::lock_guard<std::mutex> lock(p_.disk->mu);
+  auto copy = std::make_shared<MemDisk>(p_.disk->dev);
+  copy->tree = p_.disk->tree;
+  copy->first_alive = p_.disk->next_session;
+  copy->next_session = copy->first_alive + 1;
+  return std::make_shared<MemStorage>(MemProcess{std::move(copy), p_.disk->next_session});
+}
+
 void MemStorage::Kill() const {
   std::lock_guard<std::mutex> lock(p_.disk->mu);
   p_.disk->killed.insert(p_.session);

@@ -43,6 +43,10 @@ class MemStorage final : public Storage {
   static std::shared_ptr<MemStorage> Create();
   // Another process on the same disk: it sees what every process wrote; its locks are its own.
   std::shared_ptr<MemStorage> NewProcess() const;
+  // A process on a copy of the disk as it is now (what is durable and what is not), as a disk
+  // image is: its identities are the same, no process of this disk runs there (their locks
+  // are dead writers'), its listings do not lag.
+  std::shared_ptr<MemStorage> CopyDisk() const;
   explicit MemStorage(MemProcess p) : p_(std::move(p)) {}
 
   std::string Normal(const std::string& location) const override;
