@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -65,7 +66,7 @@ struct Fault {
   std::optional<Call> kind;  // The calls counted: one kind, or (nullopt) all of them.
   uint64_t nth = 1;          // 1 for the first.
   FaultAction action = FaultAction::kFail;
-  Status status = Status::IOError("injected fault", 5 /*EIO*/);
+  Status status = Status::IOError("injected fault", EIO);
 };
 
 // Thread-safe.

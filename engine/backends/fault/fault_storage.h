@@ -5,8 +5,9 @@
 // held is cleaned up, its locks are a dead writer's, and (with LosePower) what it had not made
 // durable is gone; a fresh FaultStorage over MemStorage::NewProcess is the next run.
 //
-// Folders pass through unwrapped (they are the inner storage's, and no call is made on them).
-// Files written through it offer no fd, so that every byte goes through Append.
+// Folders pass through unwrapped (they are the inner storage's, and no call is made on them);
+// so do, uncounted, the calls that reach nothing (Normal, LocatorFor, SharesCredentials,
+// StoreRescanNs). Files written through it offer no fd, so that every byte goes through Append.
 #pragma once
 
 #include <memory>
