@@ -41,6 +41,8 @@ class LocalStorage final : public Storage {
   StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
                                                       const WriterIntent& intent,
                                                       std::string* notice) const override;
+  // Renames within the store's folder (engine/store/local_store_moves.cc).
+  StatusOr<std::unique_ptr<StoreMoves>> MovesFor(const std::string& location) const override;
 
   const FdCache& fd_cache() const { return *fds_; }
 

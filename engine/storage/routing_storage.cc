@@ -2,6 +2,7 @@
 
 #include "engine/s3/s3_address.h"
 #include "engine/storage/s3_archive_files.h"
+#include "engine/storage/store_moves.h"
 
 namespace stitchfs::engine {
 
@@ -101,6 +102,11 @@ StatusOr<std::unique_ptr<BackupWriter>> RoutingStorage::StartBackup(const std::s
                                                                     std::string* notice) const {
   ASSIGN_OR_RETURN(const Storage* s, For(location));
   return s->StartBackup(location, intent, notice);
+}
+
+StatusOr<std::unique_ptr<StoreMoves>> RoutingStorage::MovesFor(const std::string& location) const {
+  ASSIGN_OR_RETURN(const Storage* s, For(location));
+  return s->MovesFor(location);
 }
 
 }  // namespace stitchfs::engine

@@ -46,6 +46,7 @@ class RoutingStorage final : public Storage {
   StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
                                                       const WriterIntent& intent,
                                                       std::string* notice) const override;
+  StatusOr<std::unique_ptr<StoreMoves>> MovesFor(const std::string& location) const override;
 
   const LocalStorage& local() const { return *local_; }
   // The object storage, made on first use; kInvalidArgument if its configuration is bad.

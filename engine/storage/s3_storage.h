@@ -61,6 +61,9 @@ class S3Storage final : public Storage {
   StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
                                                       const WriterIntent& intent,
                                                       std::string* notice) const override;
+  // `.backup` objects taken away and put back, rewrites in place
+  // (engine/store/s3_store_moves.cc).
+  StatusOr<std::unique_ptr<StoreMoves>> MovesFor(const std::string& location) const override;
 
   // Rewrites the existing backup at `location` (prune's flatten in place): data files are
   // written under names of their own (the caller picks names the old version does not use),

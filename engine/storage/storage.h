@@ -20,6 +20,8 @@
 
 namespace stitchfs::engine {
 
+class StoreMoves;
+
 // What identifies one version of a `.backup`: a manifest rewritten in place or a folder
 // swapped for another one has another identity. (Locally: device, inode, size and times; a
 // storage without inodes fills what identifies its objects, e.g. a hash of an ETag.)
@@ -157,6 +159,9 @@ class Storage {
   virtual StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
                                                               const WriterIntent& intent,
                                                               std::string* notice) const = 0;
+  // The steps by which prune changes the store at `location` (store_moves.h), this storage's
+  // own. kNotSupported (the default) for a storage whose stores are never changed (archives).
+  virtual StatusOr<std::unique_ptr<StoreMoves>> MovesFor(const std::string& location) const;
 };
 
 }  // namespace stitchfs::engine

@@ -1,4 +1,6 @@
-// StoreMoves for a store folder on this machine: renames within the store's folder.
+// StoreMoves for a store folder on this machine: renames within the store's folder
+// (LocalStorage::MovesFor). Storage-layer code kept beside prune: nothing here includes a header
+// above engine/storage/.
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/file.h>
@@ -14,8 +16,8 @@
 #include "engine/base/folder_list.h"
 #include "engine/base/unique_fd.h"
 #include "engine/storage/backup_lock.h"
-#include "engine/store/store_moves_impl.h"
-#include "engine/write/flatten.h"
+#include "engine/storage/local_storage.h"
+#include "engine/storage/store_moves.h"
 
 namespace fs = std::filesystem;
 
@@ -29,6 +31,21 @@ constexpr const char* kDeletingSuffix = ".stitch-deleting";
 std::string WorkPath(const std::string& path, const char* suffix) {
   return (fs::path(path).parent_path() / ("." + fs::path(path).filename().string() + suffix))
       .string();
+}
+
+// Finishes the copy `w` in `tmp` and exchanges it with the backup at `path`; returns its bytes.
+StatusOr<uint64_t> SwapIn(BackupWriter& w, std::string_view manifest, const std::string& tmp,
+                          const std::string& path) {
+  RETURN_IF_ERROR(w.Finish(manifest));
+  const uint64_t written = DiskUsage({tmp})[0];
+  if (::syscall(SYS_renameat2, AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) !=
+      0) {
+    return Status::IOError("exchange " + tmp + " with " + path, errno);
+  }
+  RETURN_IF_ERROR(SyncDir(fs::path(path).parent_path().string()));
+  std::error_code ec;
+  fs::remove_all(tmp, ec);  // Now the old, incremental copy.
+  return written;
 }
 
 class LocalStoreMoves final : public StoreMoves {
@@ -92,23 +109,19 @@ class LocalStoreMoves final : public StoreMoves {
     return std::nullopt;
   }
 
-  StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path,
-                                    const CopyProgress& progress) override {
+  StatusOr<std::unique_ptr<StoreReplacement>> StartReplace(const std::string& path,
+                                                           const std::string& uuid) override {
     if (ArchiveKindOf(path).is_archive()) {  // Prune keeps an archive's bases instead.
       return Status::Internal("an archive backup is never rewritten: " + path);
     }
     const std::string tmp = WorkPath(path, kFlattenSuffix);
     std::error_code ec;
     fs::remove_all(tmp, ec);  // Left by an interrupted run: never a kept backup.
-    RETURN_IF_ERROR(FlattenBackup(chain, tmp, /*keep_uuid=*/true, storage_, progress).status());
-    const uint64_t written = DiskUsage({tmp})[0];
-    if (::syscall(SYS_renameat2, AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) !=
-        0) {
-      return Status::IOError("exchange " + tmp + " with " + path, errno);
-    }
-    RETURN_IF_ERROR(SyncDir(fs::path(path).parent_path().string()));
-    fs::remove_all(tmp, ec);  // Now the old, incremental copy.
-    return written;
+    std::string notice;
+    ASSIGN_OR_RETURN(auto copy, storage_.StartBackup(tmp, WriterIntent{uuid, "", ""}, &notice));
+    return std::unique_ptr<StoreReplacement>(new CopyReplacement(
+        std::move(copy), "",
+        [tmp, path](BackupWriter& w, std::string_view m) { return SwapIn(w, m, tmp, path); }));
   }
 
   Status SetAside(const std::string& path) override {
@@ -139,8 +152,8 @@ class LocalStoreMoves final : public StoreMoves {
 
 }  // namespace
 
-std::unique_ptr<StoreMoves> LocalMoves(const std::string& store, const Storage& storage) {
-  return std::make_unique<LocalStoreMoves>(store, storage);
+StatusOr<std::unique_ptr<StoreMoves>> LocalStorage::MovesFor(const std::string& location) const {
+  return std::unique_ptr<StoreMoves>(new LocalStoreMoves(AbsolutePath(location), *this));
 }
 
 }  // namespace stitchfs::engine

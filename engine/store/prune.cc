@@ -9,7 +9,8 @@
 #include "engine/storage/locator.h"
 #include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
-#include "engine/store/store_moves.h"
+#include "engine/storage/store_moves.h"
+#include "engine/write/flatten.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -207,7 +208,8 @@ StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
 StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, const PrunePolicy& p,
                                               const ManifestCache* cache,
                                               const LocatorContext& locators,
-                                              const PruneProgress& progress) {
+                                              const PruneProgress& progress,
+                                              std::shared_ptr<const Storage> storage) {
   if (p.keep_last <= 0 && p.keep_daily <= 0 && p.keep_monthly <= 0) {
     return Status::InvalidArgument("a policy needs --keep-last, --keep-daily or --keep-monthly");
   }
@@ -215,8 +217,8 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   ChainOptions o;
   o.cache = cache;
   o.locators = locators;
-  o.storage = RoutingStorage::Create();
-  ASSIGN_OR_RETURN(std::unique_ptr<StoreMoves> moves, MovesFor(store, *o.storage));
+  o.storage = storage ? std::move(storage) : RoutingStorage::Create();
+  ASSIGN_OR_RETURN(std::unique_ptr<StoreMoves> moves, o.storage->MovesFor(store));
   if (!p.dry_run) RETURN_IF_ERROR(moves->Lock());  // Before the store is read for the plan.
   ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(*o.storage, store, cache, locators));
   auto kept = Kept(all, p);
@@ -239,7 +241,7 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   for (size_t i = 0; i < plan.size(); ++i) {  // Oldest first.
     if (plan[i].kind == PruneAction::kFlatten) {
       ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(all[i].path, o));
-      ASSIGN_OR_RETURN(plan[i].written, moves->FlattenInPlace(*chain, all[i].path, on_copy));
+      ASSIGN_OR_RETURN(plan[i].written, FlattenInPlace(*chain, all[i].path, *moves, on_copy));
     } else if (plan[i].kind == PruneAction::kRemove) {
       doomed.push_back(all[i].path);
       doomed_uuids.insert(all[i].backup->header().uuid);

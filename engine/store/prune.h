@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,8 @@
 
 namespace stitchfs::engine {
 class ManifestCache;
-}
+class Storage;
+}  // namespace stitchfs::engine
 
 namespace stitchfs::engine {
 
@@ -48,10 +50,13 @@ struct PruneAction {
 // Base locators mean what `locators` says (LocatorContext).
 // `progress(done, total)`: bytes of the kept backups being flattened (their files' sizes), as
 // the flattening goes; never called for a dry run or a prune that flattens nothing.
+// The store is in `storage` (null: RoutingStorage::Create()), which changes it
+// (Storage::MovesFor).
 using PruneProgress = std::function<void(uint64_t done, uint64_t total)>;
 StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store, const PrunePolicy& policy,
                                               const ManifestCache* cache = nullptr,
                                               const LocatorContext& locators = {},
-                                              const PruneProgress& progress = {});
+                                              const PruneProgress& progress = {},
+                                              std::shared_ptr<const Storage> storage = nullptr);
 
 }  // namespace stitchfs::engine

@@ -1,15 +1,15 @@
-// StoreMoves for a store in object storage: nothing renames, so a backup leaves the store
-// when its `.backup` goes (a `.stitch-deleting` marker beside its data says why), and is
-// flattened in place by a rewrite (S3Storage::StartRewrite).
+// StoreMoves for a store in object storage (S3Storage::MovesFor): nothing renames, so a backup
+// leaves the store when its `.backup` goes (a `.stitch-deleting` marker beside its data says
+// why), and is flattened in place by a rewrite (S3Storage::StartRewrite). Storage-layer code
+// kept beside prune: nothing here includes a header above engine/storage/.
 #include <cerrno>
 #include <map>
 
 #include "engine/base/uuid.h"
-#include "engine/storage/routing_storage.h"
 #include "engine/storage/s3_generation_lock.h"
 #include "engine/storage/s3_lock.h"
-#include "engine/store/store_moves_impl.h"
-#include "engine/write/flatten.h"
+#include "engine/storage/s3_storage.h"
+#include "engine/storage/store_moves.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -58,14 +58,17 @@ class S3StoreMoves final : public StoreMoves {
     return out;
   }
 
-  StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path,
-                                    const CopyProgress& progress) override {
-    const std::string uuid = chain.top().manifest().header().uuid;
+  StatusOr<std::unique_ptr<StoreReplacement>> StartReplace(const std::string& path,
+                                                           const std::string& uuid) override {
     ASSIGN_OR_RETURN(auto writer, s3_.StartRewrite(path, uuid));
     // Names no object of the old version has: it stays whole until the new `.backup` is in.
     const std::string prefix = ".stitchfs/flat-" + NewUuid().substr(0, 8) + "/";
-    RETURN_IF_ERROR(FlattenInto(chain, *writer, uuid, prefix, progress).status());
-    return BytesFreed({path})[0];  // The new version: the old objects are gone.
+    return std::unique_ptr<StoreReplacement>(new CopyReplacement(
+        std::move(writer), prefix,
+        [this, path](BackupWriter& w, std::string_view m) -> StatusOr<uint64_t> {
+          RETURN_IF_ERROR(w.Finish(m));
+          return BytesFreed({path})[0];  // The new version: the old objects are gone.
+        }));
   }
 
   ~S3StoreMoves() override {
@@ -161,15 +164,9 @@ class S3StoreMoves final : public StoreMoves {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<StoreMoves>> MovesFor(const std::string& store, const Storage& storage) {
-  if (!IsS3Location(store)) return LocalMoves(store, storage);
-  const S3Storage* s3 = dynamic_cast<const S3Storage*>(&storage);
-  if (auto* routing = dynamic_cast<const RoutingStorage*>(&storage)) {
-    ASSIGN_OR_RETURN(s3, routing->s3());
-  }
-  if (!s3) return Status::InvalidArgument("store " + store + " is not in this storage");
-  ASSIGN_OR_RETURN(S3Address a, ParseS3Address(store));
-  return std::unique_ptr<StoreMoves>(std::make_unique<S3StoreMoves>(std::move(a), *s3));
+StatusOr<std::unique_ptr<StoreMoves>> S3Storage::MovesFor(const std::string& location) const {
+  ASSIGN_OR_RETURN(S3Address a, ParseS3Address(location));
+  return std::unique_ptr<StoreMoves>(std::make_unique<S3StoreMoves>(std::move(a), *this));
 }
 
 }  // namespace stitchfs::engine

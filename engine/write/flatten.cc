@@ -80,4 +80,12 @@ StatusOr<FlattenResult> FlattenInto(const ResolvedBackup& chain, BackupWriter& w
   return r;
 }
 
+StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path,
+                                  StoreMoves& moves, const CopyProgress& progress) {
+  const std::string uuid = chain.top().manifest().header().uuid;
+  ASSIGN_OR_RETURN(std::unique_ptr<StoreReplacement> copy, moves.StartReplace(path, uuid));
+  RETURN_IF_ERROR(FlattenInto(chain, *copy, uuid, copy->data_prefix(), progress).status());
+  return copy->bytes_written();
+}
+
 }  // namespace stitchfs::engine

@@ -5,6 +5,7 @@
 
 #include "engine/read/resolved_backup.h"
 #include "engine/read/restore.h"
+#include "engine/storage/store_moves.h"
 
 namespace stitchfs::engine {
 
@@ -32,5 +33,11 @@ StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::st
 StatusOr<FlattenResult> FlattenInto(const ResolvedBackup& chain, BackupWriter& writer,
                                     const std::string& uuid, const std::string& data_prefix,
                                     const CopyProgress& progress = {});
+// Replaces the backup at `path` (the top of `chain`) in its store by a flattened copy with its
+// uuid, through `moves` (StoreMoves::StartReplace: a reader opening `path` meanwhile gets the
+// old or the new one); returns the bytes of the new copy, measured as StoreMoves::BytesFreed
+// measures. `progress`: as FlattenBackup's.
+StatusOr<uint64_t> FlattenInPlace(const ResolvedBackup& chain, const std::string& path,
+                                  StoreMoves& moves, const CopyProgress& progress = {});
 
 }  // namespace stitchfs::engine

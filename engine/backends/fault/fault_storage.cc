@@ -1,0 +1,101 @@
+#include "engine/backends/fault/fault_storage.h"
+
+#include "engine/storage/store_moves.h"
+
+namespace stitchfs::engine {
+namespace {
+
+// A manifest's bytes, each read a call.
+class FaultReader final : public RandomAccessFile {
+ public:
+  FaultReader(std::shared_ptr<FaultPlan> plan, std::unique_ptr<RandomAccessFile> inner)
+      : plan_(std::move(plan)), inner_(std::move(inner)) {}
+  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
+    return Guarded(*plan_, Call::kRead, [&] { return inner_->ReadAt(offset, dst); });
+  }
+  uint64_t size() const override { return inner_->size(); }
+
+ private:
+  const std::shared_ptr<FaultPlan> plan_;
+  const std::unique_ptr<RandomAccessFile> inner_;
+};
+
+// A data file, each read a call.
+class FaultDataFile final : public BackupDataFile {
+ public:
+  FaultDataFile(std::shared_ptr<FaultPlan> plan, std::shared_ptr<const BackupDataFile> inner)
+      : plan_(std::move(plan)), inner_(std::move(inner)) {}
+  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
+    return Guarded(*plan_, Call::kRead, [&] { return inner_->ReadAt(offset, dst); });
+  }
+  uint64_t size() const override { return inner_->size(); }
+  void Prefetch(uint64_t offset, uint64_t length) const override {
+    inner_->Prefetch(offset, length);
+  }
+  const std::string& display_name() const override { return inner_->display_name(); }
+
+ private:
+  const std::shared_ptr<FaultPlan> plan_;
+  const std::shared_ptr<const BackupDataFile> inner_;
+};
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const BackupFolder>> FaultStorage::OpenFolder(
+    const std::string& location) const {
+  return Guarded(*plan_, Call::kOpenFolder, [&] { return inner_->OpenFolder(location); });
+}
+
+StatusOr<ManifestSource> FaultStorage::OpenManifest(const BackupFolder& folder) const {
+  return Guarded(*plan_, Call::kOpenManifest, [&]() -> StatusOr<ManifestSource> {
+    ASSIGN_OR_RETURN(ManifestSource m, inner_->OpenManifest(folder));
+    m.bytes = std::make_unique<FaultReader>(plan_, std::move(m.bytes));
+    return m;
+  });
+}
+
+StatusOr<std::optional<ManifestIdentity>> FaultStorage::StatManifest(
+    const std::string& location) const {
+  return Guarded(*plan_, Call::kStatManifest, [&] { return inner_->StatManifest(location); });
+}
+
+StatusOr<std::shared_ptr<const BackupDataFile>> FaultStorage::OpenDataFile(
+    const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
+    uint64_t declared_size) const {
+  return Guarded(
+      *plan_, Call::kOpenDataFile, [&]() -> StatusOr<std::shared_ptr<const BackupDataFile>> {
+        ASSIGN_OR_RETURN(auto file, inner_->OpenDataFile(folder, relative, declared_size));
+        return std::shared_ptr<const BackupDataFile>(
+            std::make_shared<const FaultDataFile>(plan_, std::move(file)));
+      });
+}
+
+StatusOr<SharedBytes> FaultStorage::ReadIndex(const BackupFolder& folder) const {
+  return Guarded(*plan_, Call::kReadIndex, [&] { return inner_->ReadIndex(folder); });
+}
+
+Status FaultStorage::WriteIndex(const BackupFolder& folder, std::string_view bytes) const {
+  return Guarded(*plan_, Call::kWriteIndex, [&] { return inner_->WriteIndex(folder, bytes); });
+}
+
+StatusOr<std::vector<StoreFolder>> FaultStorage::ScanStore(const std::string& location) const {
+  return Guarded(*plan_, Call::kScanStore, [&] { return inner_->ScanStore(location); });
+}
+
+StatusOr<std::unique_ptr<BackupWriter>> FaultStorage::StartBackup(const std::string& location,
+                                                                  const WriterIntent& intent,
+                                                                  std::string* notice) const {
+  return Guarded(*plan_, Call::kStartBackup, [&]() -> StatusOr<std::unique_ptr<BackupWriter>> {
+    ASSIGN_OR_RETURN(auto writer, inner_->StartBackup(location, intent, notice));
+    return FaultyWriter(plan_, std::move(writer));
+  });
+}
+
+StatusOr<std::unique_ptr<StoreMoves>> FaultStorage::MovesFor(const std::string& location) const {
+  return Guarded(*plan_, Call::kMovesFor, [&]() -> StatusOr<std::unique_ptr<StoreMoves>> {
+    ASSIGN_OR_RETURN(auto moves, inner_->MovesFor(location));
+    return FaultyMoves(plan_, std::move(moves));
+  });
+}
+
+}  // namespace stitchfs::engine

@@ -1,0 +1,190 @@
+// Prune, flatten and the locks on MemStorage: retention with a flatten in place, a running
+// writer's base spared, flattened copies, two writers and a dead writer's lock taken over once.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "engine/store/prune.h"
+#include "engine/write/flatten.h"
+#include "tests/engine/mem_fixture.h"
+
+namespace stitchfs::engine {
+namespace {
+
+using testutil::RandomBytes;
+
+class MemPruneTest : public MemStoreTest {
+ protected:
+  // A chain b0 <- b1 <- b2 <- b3, one day apart.
+  void WriteChain() {
+    const std::string log = RandomBytes(20000, 7);
+    std::string grown = log;
+    for (int i = 0; i < 4; ++i) {
+      grown += "line " + std::to_string(i) + "\n";
+      SetSource({{"log", grown}, {"conf", "v" + std::to_string(i / 2)}, {"fixed", log}});
+      Written("b" + std::to_string(i), i == 0 ? "" : "b" + std::to_string(i - 1), i + 1);
+    }
+  }
+  StatusOr<std::vector<PruneAction>> Prune(std::shared_ptr<const Storage> storage, int keep_last,
+                                           bool dry_run = false) {
+    PrunePolicy p;
+    p.keep_last = keep_last;
+    p.dry_run = dry_run;
+    return PruneStore(kStore, p, nullptr, {}, {}, std::move(storage));
+  }
+};
+
+TEST_F(MemPruneTest, KeepLastFlattensTheOldestKeptAndRemovesTheRest) {
+  WriteChain();
+  auto plan = Prune(mem_, 2);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->size(), 4u);
+  EXPECT_EQ((*plan)[0].kind, PruneAction::kRemove);
+  EXPECT_EQ((*plan)[1].kind, PruneAction::kRemove);
+  EXPECT_EQ((*plan)[2].kind, PruneAction::kFlatten);
+  EXPECT_GT((*plan)[2].written, 20000u);
+  EXPECT_EQ((*plan)[3].kind, PruneAction::kKeep);
+  EXPECT_EQ(mem_->List(kStore), (std::vector<std::string>{"b2", "b3"}));
+  size_t depth = 0;
+  EXPECT_EQ(Check(mem_->NewProcess(), At("b2"), written_["b2"], &depth), "");
+  EXPECT_EQ(depth, 1u);
+  EXPECT_EQ(Check(mem_->NewProcess(), At("b3"), written_["b3"], &depth), "");
+  EXPECT_EQ(depth, 2u);
+}
+
+TEST_F(MemPruneTest, ADryRunChangesNothing) {
+  WriteChain();
+  auto plan = Prune(mem_, 1, /*dry_run=*/true);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ((*plan)[3].kind, PruneAction::kFlatten);
+  EXPECT_EQ(CheckStore({"b0", "b1", "b2", "b3"}), "");
+}
+
+TEST_F(MemPruneTest, ARunningWritersBaseIsSpared) {
+  SetSource({{"a", RandomBytes(5000, 8)}});
+  Written("b0", "", 1);
+  Written("b1", "", 2);
+  Written("b2", "", 3);
+  SetSource({{"a", src_["a"] + "more"}});
+  auto plan = std::make_shared<FaultPlan>();
+  plan->Add({Call::kFinish, 1, FaultAction::kStall});
+  auto writing = std::make_shared<FaultStorage>(mem_->NewProcess(), plan);
+  StatusOr<BackupSummary> result = Status::Internal("not run");
+  std::thread writer([&] { result = Backup(writing, "b3", "b0", 4); });
+  ASSERT_TRUE(plan->WaitStalled(std::chrono::seconds(10)));
+  auto pruned = Prune(mem_->NewProcess(), 1);
+  plan->Release();
+  writer.join();
+  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
+  EXPECT_EQ((*pruned)[0].kind, PruneAction::kKeep);
+  EXPECT_NE((*pruned)[0].why.find("being written"), std::string::npos) << (*pruned)[0].why;
+  EXPECT_EQ((*pruned)[1].kind, PruneAction::kRemove);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  written_["b3"] = src_;
+  written_.erase("b1");
+  EXPECT_EQ(CheckStore({"b0", "b2", "b3"}), "");
+}
+
+TEST_F(MemPruneTest, TwoPrunesAtOnceOneWaitsItsTurn) {
+  WriteChain();
+  auto plan = std::make_shared<FaultPlan>();
+  plan->Add({Call::kWriters, 1, FaultAction::kStall});
+  auto first_storage = std::make_shared<FaultStorage>(mem_->NewProcess(), plan);
+  StatusOr<std::vector<PruneAction>> first = Status::Internal("not run");
+  std::thread t([&] { first = Prune(first_storage, 2); });
+  ASSERT_TRUE(plan->WaitStalled(std::chrono::seconds(10)));
+  auto second = Prune(mem_->NewProcess(), 2);
+  plan->Release();
+  t.join();
+  EXPECT_EQ(second.status().sys_errno(), EBUSY) << second.status().ToString();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(mem_->List(kStore), (std::vector<std::string>{"b2", "b3"}));
+}
+
+TEST_F(MemPruneTest, AKilledPrunesLockAndLeftoversGo) {
+  WriteChain();
+  auto dying = mem_->NewProcess();
+  auto plan = std::make_shared<FaultPlan>([dying] { dying->Kill(); });
+  plan->Add({Call::kSetAside, 2, FaultAction::kCrash});
+  auto pruned = Prune(std::make_shared<FaultStorage>(dying, plan), 2);
+  EXPECT_EQ(pruned.status().sys_errno(), ECANCELED);
+  EXPECT_EQ(CheckStore({"b2", "b3"}), "");
+  auto again = Prune(mem_->NewProcess(), 2);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(mem_->List(kStore), (std::vector<std::string>{"b2", "b3"}));
+  EXPECT_EQ(CheckStore({"b2", "b3"}), "");
+}
+
+TEST_F(MemPruneTest, ALaggingListingMakesPruneKeepMoreNeverBreakOne) {
+  mem_->SetListingLag(3);  // The store will list as it was before b3 was finished.
+  WriteChain();
+  auto plan = Prune(mem_, 2);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->size(), 3u);  // b3 is not in the plan,
+  EXPECT_EQ((*plan)[0].kind, PruneAction::kRemove);
+  EXPECT_EQ((*plan)[1].kind, PruneAction::kFlatten);
+  mem_->SetListingLag(0);
+  written_.erase("b0");
+  EXPECT_EQ(CheckStore({"b1", "b2", "b3"}), "");  // but it still opens, on its kept base.
+  ASSERT_TRUE(Prune(mem_, 2).ok());
+  EXPECT_EQ(mem_->List(kStore), (std::vector<std::string>{"b2", "b3"}));
+}
+
+TEST_F(MemPruneTest, FlattenWritesAWholeCopy) {
+  WriteChain();
+  ChainOptions o;
+  o.storage = mem_;
+  auto chain = ResolvedBackup::Open(At("b3"), o);
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  auto flat = FlattenBackup(**chain, At("flat"), false, *mem_);
+  ASSERT_TRUE(flat.ok()) << flat.status().ToString();
+  size_t depth = 0;
+  EXPECT_EQ(Check(mem_, At("flat"), written_["b3"], &depth), "");
+  EXPECT_EQ(depth, 1u);
+  EXPECT_EQ(FlattenBackup(**chain, At("flat"), false, *mem_).status().code(),
+            ErrorCode::kBackupAlreadyExists);
+}
+
+TEST_F(MemPruneTest, TwoWritersOfOneBackupOneWins) {
+  SetSource({{"a", RandomBytes(30000, 9)}, {"b", "bee"}});
+  std::atomic<int> won{0}, refused{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&] {
+      auto s = Backup(mem_->NewProcess(), "b0");
+      if (s.ok()) ++won;
+      if (s.status().code() == ErrorCode::kBackupAlreadyExists) ++refused;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(won.load(), 1);
+  EXPECT_EQ(refused.load(), 1);
+  EXPECT_EQ(Check(mem_, At("b0"), src_), "");
+}
+
+TEST_F(MemPruneTest, ADeadWritersLockIsTakenOverExactlyOnce) {
+  SetSource({{"a", RandomBytes(30000, 10)}, {"b", "bee"}});
+  auto dying = mem_->NewProcess();
+  auto plan = std::make_shared<FaultPlan>([dying] { dying->Kill(); });
+  plan->Add({Call::kClose, 2, FaultAction::kCrash});
+  EXPECT_EQ(Backup(std::make_shared<FaultStorage>(dying, plan), "b0").status().sys_errno(),
+            ECANCELED);
+  ASSERT_TRUE(mem_->Get(At("b0/.lock")).has_value());
+  std::atomic<int> took_over{0}, refused{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&] {
+      auto s = Backup(mem_->NewProcess(), "b0");
+      if (s.ok() && !s->warnings.empty() && s->warnings[0].find("took over") == 0) ++took_over;
+      if (s.status().code() == ErrorCode::kBackupAlreadyExists) ++refused;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(took_over.load(), 1);
+  EXPECT_EQ(refused.load(), 5);
+  EXPECT_EQ(Check(mem_, At("b0"), src_), "");
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
