@@ -10,10 +10,12 @@ class FaultReader final : public RandomAccessFile {
  public:
   FaultReader(std::shared_ptr<FaultPlan> plan, std::unique_ptr<RandomAccessFile> inner)
       : plan_(std::move(plan)), inner_(std::move(inner)) {}
-  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
-    return Guarded(*plan_, Call::kRead, [&] { return inner_->ReadAt(offset, dst); });
-  }
   uint64_t size() const override { return inner_->size(); }
+
+ protected:
+  Status ReadExact(uint64_t offset, std::span<char> dst) const override {
+    return Guarded(*plan_, Call::kRead, [&] { return inner_->ReadAt(offset, dst).status(); });
+  }
 
  private:
   const std::shared_ptr<FaultPlan> plan_;
@@ -25,14 +27,17 @@ class FaultDataFile final : public BackupDataFile {
  public:
   FaultDataFile(std::shared_ptr<FaultPlan> plan, std::shared_ptr<const BackupDataFile> inner)
       : plan_(std::move(plan)), inner_(std::move(inner)) {}
-  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
-    return Guarded(*plan_, Call::kRead, [&] { return inner_->ReadAt(offset, dst); });
-  }
   uint64_t size() const override { return inner_->size(); }
   void Prefetch(uint64_t offset, uint64_t length) const override {
     inner_->Prefetch(offset, length);
   }
   const std::string& display_name() const override { return inner_->display_name(); }
+  // (No KernelFd or Stored object: every byte of a copy passes through the plan.)
+
+ protected:
+  Status ReadExact(uint64_t offset, std::span<char> dst) const override {
+    return Guarded(*plan_, Call::kRead, [&] { return inner_->ReadAt(offset, dst).status(); });
+  }
 
  private:
   const std::shared_ptr<FaultPlan> plan_;

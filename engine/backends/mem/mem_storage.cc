@@ -23,7 +23,11 @@ class MemFile final : public BackupDataFile {
         name_(std::move(name)),
         size_(opened_->size()) {}
 
-  StatusOr<size_t> ReadAt(uint64_t offset, std::span<char> dst) const override {
+  uint64_t size() const override { return size_; }
+  const std::string& display_name() const override { return name_; }
+
+ protected:
+  Status ReadExact(uint64_t offset, std::span<char> dst) const override {
     std::shared_ptr<const std::string> now;
     {
       std::lock_guard<std::mutex> lock(p_.disk->mu);
@@ -31,18 +35,15 @@ class MemFile final : public BackupDataFile {
       const MemTree& t = p_.disk->tree;
       now = t.Exists(ino_) && !t.node(ino_).folder ? t.node(ino_).data : opened_;
     }
-    if (offset >= size_) return size_t{0};
-    const size_t n = static_cast<size_t>(std::min<uint64_t>(dst.size(), size_ - offset));
+    const size_t n = dst.size();
     if (now->size() < offset + n) {
       return Status::BackupDamaged("data file " + name_ + " was cut short from " +
                                    std::to_string(size_) + " to " + std::to_string(now->size()) +
                                    " bytes while in use");
     }
     std::memcpy(dst.data(), now->data() + offset, n);
-    return n;
+    return Status::OK();
   }
-  uint64_t size() const override { return size_; }
-  const std::string& display_name() const override { return name_; }
 
  private:
   const MemProcess p_;
@@ -67,8 +68,8 @@ Status CheckRelative(const std::string& rel, const std::string& display) {
 }  // namespace
 
 StatusOr<const MemFolder*> MemFolder::Of(const BackupFolder& folder, uint64_t dev) {
-  const auto* f = dynamic_cast<const MemFolder*>(&folder);
-  if (f && f->identity().dev == dev) return f;
+  ASSIGN_OR_RETURN(const MemFolder* f, FolderAs<MemFolder>(folder));
+  if (f->identity().dev == dev) return f;
   return Status::InvalidArgument("folder " + folder.path() + " is not of this storage");
 }
 

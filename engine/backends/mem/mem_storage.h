@@ -31,7 +31,8 @@ namespace stitchfs::engine {
 // A backup folder of a MemStorage: its path and inode.
 class MemFolder final : public BackupFolder {
  public:
-  using BackupFolder::BackupFolder;
+  MemFolder(std::string path, FolderIdentity id) : BackupFolder(std::move(path), id, kKind) {}
+  static constexpr BackendKind kKind{"in memory"};
   // `folder` as a MemFolder of the disk `dev`; kInvalidArgument if another storage made it.
   static StatusOr<const MemFolder*> Of(const BackupFolder& folder, uint64_t dev);
 };
