@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/base/index_codec.h"
 #include "engine/storage/backup.h"
 #include "engine/storage/local_storage.h"
 #include "engine/storage/manifest_cache.h"
@@ -255,7 +256,7 @@ TEST_F(ResolvedIndexTest, DamagedOrForgedIndexesAreMissesOrAddUp) {
   EXPECT_FALSE(ResolvedIndex::Decode(SharedBytes::Copy(good.substr(0, good.size() - 1)), top,
                                      with_storage, true)
                    .ok());
-  constexpr size_t kHeader = 104, kHashAt = 24;  // The layout of resolved_index.cc.
+  constexpr size_t kHeader = IndexLayout::kHeaderBytes, kHashAt = IndexLayout::kHashOffset;
   for (size_t at = kHeader; at < good.size(); ++at) {
     std::string bad = good;
     bad[at] ^= 0x55;
@@ -263,8 +264,8 @@ TEST_F(ResolvedIndexTest, DamagedOrForgedIndexesAreMissesOrAddUp) {
         << "checksum, " << at;
     // The same change with a matching checksum: refused, or every file adds up to its size.
     const XXH128_hash_t h = XXH3_128bits(bad.data() + kHeader, bad.size() - kHeader);
-    std::memcpy(&bad[kHashAt], &h.high64, 8);
-    std::memcpy(&bad[kHashAt + 8], &h.low64, 8);
+    std::memcpy(&bad[kHashAt], &h.low64, 8);
+    std::memcpy(&bad[kHashAt + 8], &h.high64, 8);
     auto forged = ResolvedIndex::Decode(SharedBytes::Copy(bad), top, with_storage, true);
     if (!forged.ok()) continue;
     const Manifest& m = (*forged)->top().manifest();
