@@ -198,6 +198,24 @@ TEST(ManifestCacheTest, StoresLoadsTrimsAndDropsDamage) {
   EXPECT_NE(tiny.Load(other), nullptr);
 }
 
+// A file of the format before the index codec (magic STCHMF03) is a miss, removed, then
+// replaced by the next store.
+TEST(ManifestCacheTest, AFileOfTheFormatBeforeIsAMiss) {
+  TempDir dir;
+  ManifestCache cache(dir / "cache", 1 << 30);
+  auto m = Sample(10);
+  cache.Store(kId, *m);
+  for (const auto& f : std::filesystem::directory_iterator(dir / "cache")) {
+    testutil::WriteFile(f.path(), "STCHMF03" + std::string(400, '\0'));
+  }
+  EXPECT_EQ(cache.Load(kId), nullptr);
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "cache"));
+  cache.Store(kId, *m);
+  auto back = cache.Load(kId);
+  ASSERT_NE(back, nullptr);
+  ExpectSame(*m, *back);
+}
+
 TEST(ManifestCacheTest, BackupOpenUsesTheCacheAndNeverAStaleCopy) {
   TempDir dir;
   ManifestCache cache(dir / "cache", 1 << 30);

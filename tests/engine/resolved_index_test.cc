@@ -131,6 +131,25 @@ TEST_F(ResolvedIndexTest, AnIndexKeepsLocatorsWithoutCredentialsAndIsStillTruste
   EXPECT_EQ(Describe(*b), Walked("b2"));
 }
 
+// An index of the format before the index codec (version 3, magic STFSIDX), its own or in
+// the cache, is a miss: the chain is composed again and the cached copy replaced.
+TEST_F(ResolvedIndexTest, IndexesOfTheFormatBeforeAreMisses) {
+  ASSERT_TRUE(Open("b2", Options()));
+  std::string before(1024, '\0');
+  before.replace(0, 8, std::string("STFSIDX\0", 8));
+  const uint32_t fields[] = {3, 0x01020304};
+  std::memcpy(before.data() + 8, fields, sizeof fields);
+  testutil::WriteFile(dir_ / "b2/.stitchfs/index", before);
+  const std::vector<std::string> cached = IndexFiles(cache_dir_.path());
+  ASSERT_EQ(cached.size(), 1u);
+  testutil::WriteFile(cached[0], before);
+  auto again = Open("b2", Options());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(Describe(*again), Walked("b2"));
+  ASSERT_EQ(IndexFiles(cache_dir_.path()).size(), 1u);
+  EXPECT_EQ(testutil::ReadFile(IndexFiles(cache_dir_.path())[0]).substr(0, 8), "STFSRIDX");
+}
+
 TEST_F(ResolvedIndexTest, ABaseRewrittenOrReplacedMakesTheIndexStale) {
   ASSERT_TRUE(Open("b2", Options()));
   // b1 rewritten as itself (another folder and .backup): the index is not trusted, the chain
