@@ -46,10 +46,10 @@ Status CheckTableEntry(const Section& s, const Header& h, const IndexKind& kind,
 
 }  // namespace
 
-std::string IndexLayout::Prefix(const IndexKind& kind, std::vector<Section>& sections) {
-  const uint64_t table_end = kHeaderBytes + sections.size() * kEntryBytes;
+std::string IndexLayout::Prefix(const IndexKind& kind, std::vector<Section>* sections) {
+  const uint64_t table_end = kHeaderBytes + sections->size() * kEntryBytes;
   uint64_t at = table_end;
-  for (Section& s : sections) {
+  for (Section& s : *sections) {
     s.offset = at;
     at = Aligned(at + s.length);
   }
@@ -57,14 +57,14 @@ std::string IndexLayout::Prefix(const IndexKind& kind, std::vector<Section>& sec
            kIndexCodecVersion,
            kind.version,
            kByteOrder,
-           static_cast<uint32_t>(sections.size()),
+           static_cast<uint32_t>(sections->size()),
            at,
            0,
            0};
   std::string out(table_end, '\0');
   std::memcpy(out.data(), &h, sizeof h);
-  if (!sections.empty()) {
-    std::memcpy(out.data() + kHeaderBytes, sections.data(), sections.size() * kEntryBytes);
+  if (!sections->empty()) {
+    std::memcpy(out.data() + kHeaderBytes, sections->data(), sections->size() * kEntryBytes);
   }
   return out;
 }
@@ -136,7 +136,7 @@ void IndexEncoder::Add(uint32_t tag, std::string_view bytes, bool required) {
 }
 
 std::string IndexEncoder::Finish() {
-  std::string out = IndexLayout::Prefix(kind_, sections_);
+  std::string out = IndexLayout::Prefix(kind_, &sections_);
   out += body_;
   const XXH128_hash_t hash =
       XXH3_128bits(out.data() + IndexLayout::kHeaderBytes, out.size() - IndexLayout::kHeaderBytes);

@@ -81,8 +81,8 @@ struct IndexLayout {
   // `n` rounded up to a multiple of kAlign.
   static uint64_t Aligned(uint64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
   // The header (hash zero: the writer fills it in last) and table of a file of `kind` whose
-  // sections have the tags and lengths of `sections`; fills in their offsets.
-  static std::string Prefix(const IndexKind& kind, std::vector<Section>& sections);
+  // sections have the tags, flags and lengths of `*sections`; fills in their offsets.
+  static std::string Prefix(const IndexKind& kind, std::vector<Section>* sections);
   // The header in `bytes` (kHeaderBytes of them), checked for `kind` and a file of
   // `file_length` bytes: kBackupDamaged saying what is wrong.
   static StatusOr<Header> ParseHeader(std::string_view bytes, const IndexKind& kind,

@@ -26,6 +26,7 @@ class IndexCursor {
   IndexCursor(std::string_view bytes, std::string_view kind, uint32_t tag)
       : rest_(bytes), size_(bytes.size()), kind_(kind), tag_(tag) {}
 
+  // A value of that width, as the machine that wrote it stores it.
   Status U8(uint8_t* v) { return Record(v); }
   Status U32(uint32_t* v) { return Record(v); }
   Status U64(uint64_t* v) { return Record(v); }
@@ -76,6 +77,7 @@ class IndexCursor {
 
   // OK if every byte was read, else kBackupDamaged (bytes left over).
   Status End() const;
+  // The bytes not read yet.
   uint64_t left() const { return rest_.size(); }
 
  private:

@@ -44,16 +44,16 @@ IndexFileWriter::IndexFileWriter(int fd, const IndexKind& kind,
   for (const auto& [tag, length] : sections) {
     sections_.push_back({tag, IndexLayout::kRequired, 0, length});
   }
-  prefix_ = IndexLayout::Prefix(kind, sections_);
+  prefix_ = IndexLayout::Prefix(kind, &sections_);
   if (!state_) status_ = Status::Internal("no memory for a hash state");
   flushed_ = IndexLayout::kHeaderBytes;
   Append(std::string_view(prefix_).substr(IndexLayout::kHeaderBytes));
 }
 
 void IndexFileWriter::Put(uint32_t tag, std::string_view bytes) {
+  if (!status_.ok()) return;
   size_t i = current_;
   while (i < sections_.size() && sections_[i].tag != tag) ++i;
-  if (!status_.ok()) return;
   if (i == sections_.size()) {
     status_ = Status::Internal("index section " + IndexTagName(tag) + " written out of order");
     return;

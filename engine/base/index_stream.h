@@ -16,6 +16,7 @@ struct XXH3_state_s;
 
 namespace stitchfs::engine {
 
+// Frees an XXH3 state (the writer's and reader's running checksums).
 struct IndexHashDeleter {
   void operator()(XXH3_state_s* s) const;
 };
