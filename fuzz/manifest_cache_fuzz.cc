@@ -3,7 +3,8 @@
 //   0  the rest is a cache file, read as it is;
 //   1  the rest chooses a valid cache file (made at startup by ManifestFile::Write from a small
 //      parsed manifest) and byte mutations of it (see Mutate): most fail the checksum, but the
-//      header is outside it, so re-sliced sections behind a valid checksum are reachable;
+//      header of the index codec (engine/base/index_codec.h: magic, versions, byte order,
+//      section count, length) is outside it, so its checks are reached;
 //   2  as 1, then the file's own XXH3-128 checksum is recomputed, so structural corruption
 //      behind a valid checksum is fuzzed too;
 //   3  the rest is a manifest document: if it parses, Write then Read must give it back, and
@@ -46,8 +47,8 @@ ManifestIdentity Identity() {
 const ManifestIdentity kIdentity = Identity();
 
 // Where the file's header ends and where in it the XXH3-128 of the rest of the file is kept
-// (low, then high 64 bits), as engine/storage/manifest_file.cc lays them out. Found at startup in
-// the files Write makes (FindChecksum), so a change of the header's size does not break this.
+// (low, then high 64 bits), as engine/base/index_codec.h lays them out. Found at startup in the
+// files Write makes (FindChecksum), so a change of the header's size does not break this.
 size_t g_header_bytes = 0;
 size_t g_hash_offset = 0;
 

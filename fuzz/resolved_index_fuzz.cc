@@ -6,7 +6,8 @@
 //   0  the rest is an index, decoded as it is;
 //   1  the rest is (offset, xor) byte pairs applied to the real index, checksum left as it is;
 //   2  as 1, then the XXH3-128 in the header is recomputed, so structural corruption behind a
-//      valid checksum is reached.
+//      valid checksum is reached (of the section table, engine/base/index_codec.h, and of the
+//      index's own records).
 // Whatever Decode accepts must describe every file with extents that add up to its size, on
 // levels of the chain, and every file must read exactly its size or fail with an error.
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sstream>
 #include <string>
 
+#include "engine/base/index_codec.h"
 #include "engine/read/resolved_index.h"
 #include "engine/storage/backup.h"
 #include "engine/storage/local_storage.h"
@@ -32,8 +34,9 @@ namespace eng = stitchfs::engine;
 namespace fs = std::filesystem;
 using stitchfs::fuzz::Require;
 
-// Where resolved_index.cc keeps the checksum of what follows its 104-byte header.
-constexpr size_t kHeaderBytes = 104, kHashAt = 24;
+// Where the index codec keeps the checksum of what follows its header (low 64 bits, then high).
+constexpr size_t kHeaderBytes = eng::IndexLayout::kHeaderBytes;
+constexpr size_t kHashAt = eng::IndexLayout::kHashOffset;
 
 void Put(const fs::path& p, const std::string& bytes, bool append = false) {
   fs::create_directories(p.parent_path());
@@ -126,8 +129,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (mode == 2) {
     const XXH128_hash_t h = XXH3_128bits(index.data() + kHeaderBytes, index.size() - kHeaderBytes);
-    std::memcpy(&index[kHashAt], &h.high64, 8);
-    std::memcpy(&index[kHashAt + 8], &h.low64, 8);
+    std::memcpy(&index[kHashAt], &h.low64, 8);
+    std::memcpy(&index[kHashAt + 8], &h.high64, 8);
   }
   auto r = stitchfs::engine::ResolvedIndex::Decode(stitchfs::engine::SharedBytes::Copy(index),
                                                    c.top, c.options, true);

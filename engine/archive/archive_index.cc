@@ -1,131 +1,137 @@
 #include "engine/archive/archive_index.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <cstring>
+
+#include "engine/base/index_codec.h"
 
 namespace stitchfs::engine {
 
 namespace {
 
+// Sections (index_codec.h): the archive's stamp and kind, then one table each.
+constexpr uint32_t kArchiveHead = IndexTag("HEAD"), kStreams = IndexTag("STRM"),
+                   kMembers = IndexTag("MEMB"), kPoints = IndexTag("PNTS"),
+                   kWindows = IndexTag("WNDW"), kPieceSums = IndexTag("SUMS");
+constexpr uint32_t kArchiveTags[] = {kArchiveHead, kStreams, kMembers,
+                                     kPoints,      kWindows, kPieceSums};
 // 2: built under IndexBudget, zip members sharing no bytes; an index an older stitch built (and
-// cached) for a hostile archive is not trusted, and the archive is indexed again.
-constexpr char kMagic[8] = {'S', 'T', 'I', 'T', 'C', 'H', 'A', '2'};
+// cached) for a hostile archive is not trusted, and the archive is indexed again. 3: in the
+// index codec's container.
+constexpr IndexKind kArchiveKind{
+    "archive index", {'S', 'T', 'F', 'S', 'A', 'I', 'D', 'X'}, 3, kArchiveTags};
 
-class Writer {
- public:
-  void U64(uint64_t v) { out_.append(reinterpret_cast<const char*>(&v), 8); }
-  void Str(std::string_view s) {
-    U64(s.size());
-    out_.append(s);
-  }
-  std::string Finish() {
-    const uint64_t sum = XXH3_64bits(out_.data(), out_.size());
-    U64(sum);
-    return std::move(out_);
-  }
-
- private:
-  std::string out_{kMagic, sizeof kMagic};
+struct HeadRecord {
+  uint64_t dev, ino, size;  // The archive's stamp.
+  int64_t mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+  uint64_t container, codec, cached_size;
 };
 
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  bool U64(uint64_t* v) {
-    if (in_.size() < 8) return false;
-    std::memcpy(v, in_.data(), 8);
-    in_.remove_prefix(8);
-    return true;
-  }
-  bool Str(std::string* s) {
-    std::string_view v;
-    if (!View(&v)) return false;
-    s->assign(v);
-    return true;
-  }
-  bool View(std::string_view* v) {
-    uint64_t n;
-    if (!U64(&n) || n > in_.size()) return false;
-    *v = in_.substr(0, n);
-    in_.remove_prefix(n);
-    return true;
-  }
-  bool Count(uint64_t* n, uint64_t record_bytes) {
-    return U64(n) && *n <= in_.size() / record_bytes;  // No allocation beyond the input.
-  }
-  bool done() const { return in_.empty(); }
-
- private:
-  std::string_view in_;
+struct StreamRecord {
+  uint64_t method, in_offset, in_length, out_size;
+  uint32_t first_point, point_count;
 };
 
-void PutStamp(Writer& w, const ArchiveStamp& s) {
-  for (uint64_t v : {s.dev, s.ino, s.size, static_cast<uint64_t>(s.mtime.sec),
-                     static_cast<uint64_t>(s.mtime.nsec), static_cast<uint64_t>(s.ctime.sec),
-                     static_cast<uint64_t>(s.ctime.nsec)}) {
-    w.U64(v);
-  }
+struct PointRecord {
+  uint64_t in_bit, out, window_offset;
+  uint32_t window_size, pad;
+};
+
+// A member: its name (a string), stream (u32), offset and size (u64).
+constexpr size_t kMemberMinBytes = 4 + 4 + 8 + 8;
+
+HeadRecord HeadOf(const ArchiveIndex& x, const ArchiveStamp& s) {
+  return {s.dev,
+          s.ino,
+          s.size,
+          s.mtime.sec,
+          s.mtime.nsec,
+          s.ctime.sec,
+          s.ctime.nsec,
+          static_cast<uint64_t>(x.kind.container),
+          static_cast<uint64_t>(x.kind.codec),
+          x.cached_size};
 }
 
-bool StampMatches(Reader& r, const ArchiveStamp& s) {
-  uint64_t v[7];
-  for (uint64_t& x : v) {
-    if (!r.U64(&x)) return false;
+std::string MembersOf(const ArchiveIndex& x) {
+  std::string out;
+  const auto put = [&out](const auto& v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+  };
+  put(uint64_t{x.members.size()});
+  for (const ArchiveMember& m : x.members) {
+    put(static_cast<uint32_t>(m.name.size()));
+    out += m.name;
+    put(m.stream);
+    put(m.offset);
+    put(m.size);
   }
-  return v[0] == s.dev && v[1] == s.ino && v[2] == s.size &&
-         v[3] == static_cast<uint64_t>(s.mtime.sec) &&
-         v[4] == static_cast<uint64_t>(s.mtime.nsec) &&
-         v[5] == static_cast<uint64_t>(s.ctime.sec) && v[6] == static_cast<uint64_t>(s.ctime.nsec);
+  return out;
 }
 
-bool ReadStreams(Reader& r, ArchiveIndex& x) {
+Status Refused(const std::string& why) {
+  return Status::BackupDamaged("archive index is damaged or stale: " + why);
+}
+
+Status ReadHead(const IndexView& v, const ArchiveStamp& s, ArchiveIndex& x) {
+  HeadRecord h;
+  RETURN_IF_ERROR(v.Record(kArchiveHead, &h));
+  if (h.dev != s.dev || h.ino != s.ino || h.size != s.size || h.mtime_sec != s.mtime.sec ||
+      h.mtime_nsec != s.mtime.nsec || h.ctime_sec != s.ctime.sec || h.ctime_nsec != s.ctime.nsec) {
+    return Refused("made for another version of the archive");
+  }
+  if (h.container > 2 || h.codec > 5) return Refused("kind");
+  x.kind = {static_cast<ArchiveContainer>(h.container), static_cast<StreamCodec>(h.codec)};
+  x.cached_size = h.cached_size;
+  return Status::OK();
+}
+
+Status ReadStreams(const IndexView& v, ArchiveIndex& x) {
+  ASSIGN_OR_RETURN(IndexCursor c, v.Section(kStreams));
+  std::vector<StreamRecord> copied;
+  RETURN_IF_ERROR(c.CopyRest(&copied));
+  for (const StreamRecord& r : copied) {
+    if (r.method > 2) return Refused("stream method");
+    x.streams.push_back({static_cast<StreamMethod>(r.method), r.in_offset, r.in_length, r.out_size,
+                         r.first_point, r.point_count});
+  }
+  return Status::OK();
+}
+
+Status ReadMembers(const IndexView& v, ArchiveIndex& x) {
+  ASSIGN_OR_RETURN(IndexCursor c, v.Section(kMembers));
   uint64_t n;
-  if (!r.Count(&n, 48)) return false;
-  x.streams.resize(n);
-  for (ArchiveStream& s : x.streams) {
-    uint64_t method, first, count;
-    if (!r.U64(&method) || !r.U64(&s.in_offset) || !r.U64(&s.in_length) || !r.U64(&s.out_size) ||
-        !r.U64(&first) || !r.U64(&count) || method > 2 || first > UINT32_MAX ||
-        count > UINT32_MAX) {
-      return false;
-    }
-    s.method = static_cast<StreamMethod>(method);
-    s.first_point = static_cast<uint32_t>(first);
-    s.point_count = static_cast<uint32_t>(count);
-  }
-  return true;
-}
-
-bool ReadTables(Reader& r, ArchiveIndex& x) {
-  uint64_t n;
-  if (!ReadStreams(r, x) || !r.Count(&n, 32)) return false;
+  RETURN_IF_ERROR(c.Count(&n, kMemberMinBytes));
   x.members.resize(n);
   for (ArchiveMember& m : x.members) {
-    uint64_t stream;
-    if (!r.Str(&m.name) || !r.U64(&stream) || !r.U64(&m.offset) || !r.U64(&m.size) ||
-        stream >= x.streams.size()) {
-      return false;
-    }
-    m.stream = static_cast<uint32_t>(stream);
+    RETURN_IF_ERROR(c.String(&m.name));
+    RETURN_IF_ERROR(c.U32(&m.stream));
+    RETURN_IF_ERROR(c.U64(&m.offset));
+    RETURN_IF_ERROR(c.U64(&m.size));
+    if (m.stream >= x.streams.size()) return Refused("member's stream");
   }
-  if (!r.Count(&n, 32)) return false;
-  x.points.resize(n);
-  for (RestartPoint& p : x.points) {
-    uint64_t ws;
-    if (!r.U64(&p.in_bit) || !r.U64(&p.out) || !r.U64(&p.window_offset) || !r.U64(&ws) ||
-        ws > 32768) {
-      return false;
-    }
-    p.window_size = static_cast<uint32_t>(ws);
+  return c.End();
+}
+
+Status ReadPoints(const IndexView& v, ArchiveIndex& x) {
+  ASSIGN_OR_RETURN(IndexCursor c, v.Section(kPoints));
+  std::vector<PointRecord> copied;
+  RETURN_IF_ERROR(c.CopyRest(&copied));
+  for (const PointRecord& r : copied) {
+    if (r.window_size > 32768 || r.pad != 0) return Refused("restart point");
+    x.points.push_back({r.in_bit, r.out, r.window_offset, r.window_size});
   }
-  if (!r.View(&x.mapped_windows) || !r.U64(&x.cached_size) || !r.Count(&n, 8)) return false;
-  x.piece_sums.resize(n);
-  for (uint64_t& s : x.piece_sums) {
-    if (!r.U64(&s)) return false;
-  }
-  return r.done();
+  return Status::OK();
+}
+
+Status ReadTables(const IndexView& v, const ArchiveStamp& stamp, ArchiveIndex& x) {
+  RETURN_IF_ERROR(ReadHead(v, stamp, x));
+  RETURN_IF_ERROR(ReadStreams(v, x));
+  RETURN_IF_ERROR(ReadMembers(v, x));
+  RETURN_IF_ERROR(ReadPoints(v, x));
+  RETURN_IF_ERROR(v.Bytes(kWindows, &x.mapped_windows));
+  ASSIGN_OR_RETURN(IndexCursor sums, v.Section(kPieceSums));
+  return sums.CopyRest(&x.piece_sums);
 }
 
 // Every offset within its table or the archive, so readers need no check of their own.
@@ -184,59 +190,37 @@ void ArchiveIndex::SortMembers() {
 }
 
 std::string EncodeArchiveIndex(const ArchiveIndex& x, const ArchiveStamp& stamp) {
-  Writer w;
-  PutStamp(w, stamp);
-  w.U64(static_cast<uint64_t>(x.kind.container));
-  w.U64(static_cast<uint64_t>(x.kind.codec));
-  w.U64(x.streams.size());
+  std::vector<StreamRecord> streams;
   for (const ArchiveStream& s : x.streams) {
-    for (uint64_t v : {static_cast<uint64_t>(s.method), s.in_offset, s.in_length, s.out_size,
-                       uint64_t{s.first_point}, uint64_t{s.point_count}}) {
-      w.U64(v);
-    }
+    streams.push_back({static_cast<uint64_t>(s.method), s.in_offset, s.in_length, s.out_size,
+                       s.first_point, s.point_count});
   }
-  w.U64(x.members.size());
-  for (const ArchiveMember& m : x.members) {
-    w.Str(m.name);
-    w.U64(m.stream);
-    w.U64(m.offset);
-    w.U64(m.size);
-  }
-  w.U64(x.points.size());
+  std::vector<PointRecord> points;
   for (const RestartPoint& p : x.points) {
-    for (uint64_t v : {p.in_bit, p.out, p.window_offset, uint64_t{p.window_size}}) w.U64(v);
+    points.push_back({p.in_bit, p.out, p.window_offset, p.window_size, 0});
   }
-  w.Str(x.Windows());
-  w.U64(x.cached_size);
-  w.U64(x.piece_sums.size());
-  for (uint64_t s : x.piece_sums) w.U64(s);
-  return w.Finish();
+  IndexEncoder e(kArchiveKind);
+  e.AddRecord(kArchiveHead, HeadOf(x, stamp));
+  e.AddArray(kStreams, std::span<const StreamRecord>(streams));
+  e.Add(kMembers, MembersOf(x));
+  e.AddArray(kPoints, std::span<const PointRecord>(points));
+  e.Add(kWindows, x.Windows());
+  e.AddArray(kPieceSums, std::span<const uint64_t>(x.piece_sums));
+  return e.Finish();
 }
 
 StatusOr<ArchiveIndex> DecodeArchiveIndex(std::string_view bytes, const ArchiveStamp& stamp,
                                           std::shared_ptr<const void> owner) {
-  const Status bad = Status::BackupDamaged("archive index is damaged or stale");
-  if (bytes.size() < sizeof kMagic + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
-    return bad;
-  uint64_t sum;
-  std::memcpy(&sum, bytes.data() + bytes.size() - 8, 8);
-  bytes.remove_suffix(8);
-  if (XXH3_64bits(bytes.data(), bytes.size()) != sum) return bad;
-  Reader r(bytes.substr(sizeof kMagic));
+  ASSIGN_OR_RETURN(const IndexView v, IndexView::Open(bytes, kArchiveKind));
   ArchiveIndex x;
-  uint64_t container, codec;
-  if (!StampMatches(r, stamp) || !r.U64(&container) || !r.U64(&codec) || container > 2 ||
-      codec > 5 || !ReadTables(r, x)) {
-    return bad;
-  }
+  RETURN_IF_ERROR(ReadTables(v, stamp, x));
   if (owner) {
     x.windows_owner = std::move(owner);  // The windows stay in `bytes`.
   } else {
     x.windows.assign(x.mapped_windows);
     x.mapped_windows = {};
   }
-  if (!Consistent(x, stamp.size)) return bad;
-  x.kind = {static_cast<ArchiveContainer>(container), static_cast<StreamCodec>(codec)};
+  if (!Consistent(x, stamp.size)) return Refused("offsets out of bounds or members unsorted");
   return x;
 }
 

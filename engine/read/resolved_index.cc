@@ -1,12 +1,11 @@
 #include "engine/read/resolved_index.h"
 
-#include <xxhash.h>
-
 #include <cstddef>
 #include <cstring>
 #include <span>
 #include <type_traits>
 
+#include "engine/base/index_codec.h"
 #include "engine/read/chain_walk.h"
 #include "engine/storage/backup.h"
 #include "engine/storage/base_candidates.h"
@@ -15,21 +14,20 @@
 namespace stitchfs::engine {
 namespace {
 
-constexpr char kMagic[8] = {'S', 'T', 'F', 'S', 'I', 'D', 'X', '\0'};
+// Sections (index_codec.h): the entries' count, then tables of fixed-size records, then the
+// two string areas.
+constexpr uint32_t kHead = IndexTag("HEAD"), kLevels = IndexTag("LEVL"), kFiles = IndexTag("FILE"),
+                   kFirst = IndexTag("FRST"), kExtents = IndexTag("EXTN"),
+                   kOrigins = IndexTag("ORIG"), kNames = IndexTag("NAME"),
+                   kTexts = IndexTag("TEXT");
+constexpr uint32_t kTags[] = {kHead, kLevels, kFiles, kFirst, kExtents, kOrigins, kNames, kTexts};
 // 2: tables 8-byte aligned, names of entries by reference. 3: locators without credentials.
-constexpr uint32_t kVersion = 3;
-constexpr uint32_t kEndian = 0x01020304;
+// 4: in the index codec's container.
+constexpr IndexKind kKind{"resolved index", {'S', 'T', 'F', 'S', 'R', 'I', 'D', 'X'}, 4, kTags};
 
-struct Header {
-  char magic[8];
-  uint32_t version, endian;
-  uint64_t length;            // Of the whole index.
-  uint64_t hash_hi, hash_lo;  // XXH3-128 of the bytes after the header.
-  uint64_t num_entries, depth, num_files, num_extents, num_first, num_origins;
-  uint64_t names_bytes, strings_bytes;
+struct Head {
+  uint64_t num_entries;  // Of the top's manifest.
 };
-
-static_assert(sizeof(Header) == 104 && offsetof(Header, hash_hi) == 24);
 
 struct Text {  // A string of the string area.
   uint32_t offset, length;
@@ -51,53 +49,6 @@ using FlatExtent = ResolvedBackup::FlatExtent;
 using Origin = ResolvedBackup::Origin;
 static_assert(std::is_trivially_copyable_v<FlatExtent> && sizeof(FlatExtent) == 16);
 static_assert(std::is_trivially_copyable_v<Origin> && sizeof(Origin) == 8);
-
-constexpr size_t kAlign = 8;  // Every table starts at a multiple of this.
-size_t Padding(size_t n) { return (kAlign - n % kAlign) % kAlign; }
-
-// Writes tables, each padded to kAlign.
-class Writer {
- public:
-  template <typename T>
-  void Put(std::span<const T> v) {
-    Put(std::string_view(reinterpret_cast<const char*>(v.data()), v.size_bytes()));
-  }
-  void Put(std::string_view s) {
-    out_.append(s);
-    out_.append(Padding(s.size()), '\0');
-  }
-  std::string& out() { return out_; }
-
- private:
-  std::string out_;
-};
-
-// Views tables in order, each within the bytes given (which start aligned), none copied.
-class Reader {
- public:
-  explicit Reader(std::string_view bytes) : rest_(bytes) {}
-  template <typename T>
-  bool Get(uint64_t n, std::span<const T>* v) {
-    static_assert(alignof(T) <= kAlign && std::is_trivially_copyable_v<T>);
-    std::string_view s;
-    if (n > rest_.size() / sizeof(T) || !Get(n * sizeof(T), &s)) return false;
-    *v = {reinterpret_cast<const T*>(s.data()), n};
-    return true;
-  }
-  bool Get(uint64_t n, std::string_view* s) {
-    if (n > rest_.size()) return false;
-    *s = rest_.substr(0, n);
-    rest_.remove_prefix(n);
-    const size_t pad = Padding(n);
-    if (pad > rest_.size()) return false;
-    rest_.remove_prefix(pad);
-    return true;
-  }
-  bool done() const { return rest_.empty(); }
-
- private:
-  std::string_view rest_;
-};
 
 Status Stale(const std::string& why) { return Status::WrongBaseBackup("index: " + why); }
 Status Malformed(const std::string& why) { return Status::BackupDamaged("index: " + why); }
@@ -142,40 +93,22 @@ std::string ResolvedIndex::Encode(const ResolvedBackup& r) {
   std::string strings;
   std::vector<LevelRecord> levels;
   for (const auto& l : r.levels_) levels.push_back(RecordOf(l, &strings));
-  Header h = {};
-  std::memcpy(h.magic, kMagic, sizeof kMagic);
-  h.version = kVersion;
-  h.endian = kEndian;
-  h.num_entries = r.top().manifest().num_entries();
-  h.depth = levels.size();
-  h.num_files = r.files_.size();
-  h.num_extents = r.extents_.size();
-  h.num_first = r.first_extent_.size();
-  h.num_origins = r.origins_.size();
-  h.names_bytes = r.names_.size();
-  h.strings_bytes = strings.size();
-  Writer w;
-  w.Put(std::span<const LevelRecord>(levels));
-  w.Put(r.files_);
-  w.Put(r.first_extent_);
-  w.Put(r.extents_);
-  w.Put(r.origins_);
-  w.Put(r.names_);
-  w.Put(strings);
-  const std::string& body = w.out();
-  h.length = sizeof h + body.size();
-  const XXH128_hash_t hash = XXH3_128bits(body.data(), body.size());
-  h.hash_hi = hash.high64;
-  h.hash_lo = hash.low64;
-  std::string out(reinterpret_cast<const char*>(&h), sizeof h);
-  out += body;
-  return out;
+  IndexEncoder e(kKind);
+  e.AddRecord(kHead, Head{r.top().manifest().num_entries()});
+  e.AddArray(kLevels, std::span<const LevelRecord>(levels));
+  e.AddArray(kFiles, r.files_);
+  e.AddArray(kFirst, r.first_extent_);
+  e.AddArray(kExtents, r.extents_);
+  e.AddArray(kOrigins, r.origins_);
+  e.Add(kNames, r.names_);
+  e.Add(kTexts, strings);
+  return e.Finish();
 }
 
 namespace {
 
 struct Decoded {  // Views of the index's bytes.
-  Header h;
+  Head head;
   std::span<const LevelRecord> levels;
   std::span<const ResolvedBackup::DataFileName> files;
   std::span<const uint32_t> first;
@@ -184,26 +117,18 @@ struct Decoded {  // Views of the index's bytes.
   std::string_view names, strings;
 };
 
+// The sections of `bytes`, every table viewed in place (the codec checks the container).
 StatusOr<Decoded> ReadRecords(std::string_view bytes) {
+  ASSIGN_OR_RETURN(const IndexView v, IndexView::Open(bytes, kKind));
   Decoded d;
-  if (bytes.size() < sizeof d.h) return Malformed("too short");
-  if (reinterpret_cast<uintptr_t>(bytes.data()) % kAlign != 0) return Malformed("alignment");
-  std::memcpy(&d.h, bytes.data(), sizeof d.h);
-  const Header& h = d.h;
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.version != kVersion ||
-      h.endian != kEndian || h.length != bytes.size()) {
-    return Malformed("not an index of this version");
-  }
-  const std::string_view body = bytes.substr(sizeof h);
-  const XXH128_hash_t hash = XXH3_128bits(body.data(), body.size());
-  if (hash.high64 != h.hash_hi || hash.low64 != h.hash_lo) return Malformed("checksum");
-  Reader r(body);
-  if (!r.Get(h.depth, &d.levels) || !r.Get(h.num_files, &d.files) ||
-      !r.Get(h.num_first, &d.first) || !r.Get(h.num_extents, &d.extents) ||
-      !r.Get(h.num_origins, &d.origins) || !r.Get(h.names_bytes, &d.names) ||
-      !r.Get(h.strings_bytes, &d.strings) || !r.done()) {
-    return Malformed("sizes");
-  }
+  RETURN_IF_ERROR(v.Record(kHead, &d.head));
+  RETURN_IF_ERROR(v.ViewArray(kLevels, &d.levels));
+  RETURN_IF_ERROR(v.ViewArray(kFiles, &d.files));
+  RETURN_IF_ERROR(v.ViewArray(kFirst, &d.first));
+  RETURN_IF_ERROR(v.ViewArray(kExtents, &d.extents));
+  RETURN_IF_ERROR(v.ViewArray(kOrigins, &d.origins));
+  RETURN_IF_ERROR(v.Bytes(kNames, &d.names));
+  RETURN_IF_ERROR(v.Bytes(kTexts, &d.strings));
   return d;
 }
 
@@ -247,7 +172,7 @@ Status RecoverLocator(ResolvedBackup::Level& child, const ChainOptions& o) {
 // be the folder and `.backup` recorded.
 Status CheckLevels(const Decoded& d, const Backup& top, const ChainOptions& o,
                    std::vector<ResolvedBackup::Level>* out) {
-  if (d.h.depth < 2 || d.h.depth > o.max_depth) return Malformed("depth");
+  if (d.levels.size() < 2 || d.levels.size() > o.max_depth) return Malformed("depth");
   for (size_t j = 0; j < d.levels.size(); ++j) {
     const LevelRecord& rec = d.levels[j];
     auto path = TextOf(d.strings, rec.path);
@@ -300,9 +225,9 @@ Status CheckExtents(const Decoded& d, const Manifest& m) {
     const bool bad_name = f.length == ResolvedBackup::kEntryName
                               ? f.offset >= n
                               : f.offset > d.names.size() || f.length > d.names.size() - f.offset;
-    if (f.level == 0 || f.level >= d.h.depth || bad_name) return Malformed("data file");
+    if (f.level == 0 || f.level >= d.levels.size() || bad_name) return Malformed("data file");
   }
-  if (d.h.num_entries != n || (!d.first.empty() && d.first.size() != n + 1) ||
+  if (d.head.num_entries != n || (!d.first.empty() && d.first.size() != n + 1) ||
       (!d.origins.empty() && d.origins.size() != n)) {
     return Malformed("counts");
   }
@@ -326,7 +251,7 @@ Status CheckExtents(const Decoded& d, const Manifest& m) {
       total += x.length;
     }
     if (from != to && total != e.size) return Malformed("size of entry " + std::to_string(i));
-    if (!d.origins.empty() && d.origins[i].level >= d.h.depth) return Malformed("origin");
+    if (!d.origins.empty() && d.origins[i].level >= d.levels.size()) return Malformed("origin");
   }
   if (!d.first.empty() && (d.first[0] != 0 || d.first[n] != d.extents.size())) {
     return Malformed("extent table");

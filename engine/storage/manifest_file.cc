@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,13 +10,24 @@
 #include <tuple>
 #include <type_traits>
 
+#include "engine/base/index_stream.h"
 #include "engine/base/path_check.h"
 #include "engine/format/hard_links.h"
 
 namespace stitchfs::engine {
 namespace {
 
-constexpr char kMagic[8] = {'S', 'T', 'C', 'H', 'M', 'F', '0', '3'};
+// Sections (index_codec.h): the identity and record sizes, the header's strings, the records,
+// metadata, nodes, both indexes, then the names.
+constexpr uint32_t kManifestHead = IndexTag("HEAD"), kStrings = IndexTag("STRS"),
+                   kEntries = IndexTag("ENTR"), kMetas = IndexTag("META"),
+                   kNodes = IndexTag("NODE"), kByName = IndexTag("BYNM"),
+                   kByContent = IndexTag("BYCT"), kNameArea = IndexTag("NAME");
+constexpr uint32_t kManifestTags[] = {kManifestHead, kStrings, kEntries,   kMetas,
+                                      kNodes,        kByName,  kByContent, kNameArea};
+// 3: the last version before the index codec (magic STCHMF03). 4: in its container.
+constexpr IndexKind kManifestKind{
+    "cached manifest", {'S', 'T', 'F', 'S', 'M', 'A', 'N', 'C'}, 4, kManifestTags};
 constexpr uint64_t kNone = UINT64_MAX;  // No data file name (same as the name).
 
 struct DiskRecord {
@@ -31,107 +41,11 @@ struct DiskNode {
   uint32_t name_len, target_len, type, pad;
   PosixMeta meta;
 };
-struct FileHeader {
-  char magic[8];
-  uint32_t record_size, node_size, meta_size, pad;
+struct HeadRecord {
   ManifestIdentity id;
-  uint64_t strings, entries, metas, nodes, by_name, by_content, names;
-  uint64_t hash_low, hash_high;  // XXH3-128 of everything after the header.
+  uint32_t record_size, node_size, meta_size, pad;
 };
-static_assert(std::is_trivially_copyable_v<PosixMeta> && std::is_trivially_copyable_v<FileHeader>);
-
-// Buffered positional writes after the header, hashed on the way.
-class Out {
- public:
-  explicit Out(int fd) : fd_(fd), state_(XXH3_createState()) { XXH3_128bits_reset(state_); }
-  ~Out() { XXH3_freeState(state_); }
-  void Put(const void* p, size_t n) {
-    XXH3_128bits_update(state_, p, n);
-    const char* c = static_cast<const char*>(p);
-    buf_.append(c, n);
-    if (buf_.size() >= (1 << 20)) Flush();
-  }
-  template <typename T>
-  void PutValue(const T& v) {
-    Put(&v, sizeof v);
-  }
-  void PutString(const std::string& s) {
-    PutValue(static_cast<uint32_t>(s.size()));
-    Put(s.data(), s.size());
-  }
-  bool Flush() {
-    size_t done = 0;
-    while (ok_ && done < buf_.size()) {
-      ssize_t w = ::pwrite(fd_, buf_.data() + done, buf_.size() - done, static_cast<off_t>(pos_));
-      if (w <= 0 && errno == EINTR) continue;
-      ok_ = w > 0;
-      done += w > 0 ? static_cast<size_t>(w) : 0;
-      pos_ += w > 0 ? static_cast<uint64_t>(w) : 0;
-    }
-    buf_.clear();
-    return ok_;
-  }
-  XXH128_hash_t Digest() const { return XXH3_128bits_digest(state_); }
-
- private:
-  int fd_;
-  XXH3_state_t* state_;
-  std::string buf_;
-  uint64_t pos_ = sizeof(FileHeader);
-  bool ok_ = true;
-};
-
-// Sequential buffered reads after the header, hashed on the way.
-class In {
- public:
-  explicit In(int fd) : fd_(fd), state_(XXH3_createState()) { XXH3_128bits_reset(state_); }
-  ~In() { XXH3_freeState(state_); }
-  bool Get(void* p, size_t n) {
-    char* c = static_cast<char*>(p);
-    while (n > 0) {
-      if (have_ == used_) {
-        if (n >= kBuffer) return Direct(c, n);  // Large sections skip the buffer.
-        if (!Fill(buf_.get(), kBuffer, &have_, false)) return false;
-        used_ = 0;
-      }
-      const size_t k = std::min(n, have_ - used_);
-      std::memcpy(c, buf_.get() + used_, k);
-      used_ += k;
-      c += k;
-      n -= k;
-    }
-    return true;
-  }
-  XXH128_hash_t Digest() const { return XXH3_128bits_digest(state_); }
-
- private:
-  static constexpr size_t kBuffer = 1 << 20;
-  bool Direct(char* c, size_t n) {
-    size_t got = 0;
-    return Fill(c, n, &got, true) && got == n;
-  }
-  // Reads up to `n` bytes (exactly `n` if `exact`) at the current position and hashes them.
-  bool Fill(char* c, size_t n, size_t* got, bool exact) {
-    *got = 0;
-    while (*got < n) {
-      ssize_t r = ::pread(fd_, c + *got, n - *got, static_cast<off_t>(pos_));
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return false;
-      if (r == 0) break;
-      *got += static_cast<size_t>(r);
-      pos_ += static_cast<uint64_t>(r);
-      if (!exact) break;
-    }
-    XXH3_128bits_update(state_, c, *got);
-    return *got > 0;
-  }
-
-  int fd_;
-  XXH3_state_t* state_;
-  std::unique_ptr<char[]> buf_{new char[kBuffer]};
-  size_t have_ = 0, used_ = 0;
-  uint64_t pos_ = sizeof(FileHeader);
-};
+static_assert(std::is_trivially_copyable_v<PosixMeta> && std::is_trivially_copyable_v<HeadRecord>);
 
 // The header's strings, then the missing files, then five flag bytes.
 std::string HeaderStrings(const Manifest& m) {
@@ -159,61 +73,67 @@ std::string HeaderStrings(const Manifest& m) {
   return s;
 }
 
-bool ParseHeaderStrings(std::string_view s, ManifestHeader* h, std::vector<MissingFile>* missing) {
-  auto get = [&s](std::string* v) {
-    uint32_t n;
-    if (s.size() < 4) return false;
-    std::memcpy(&n, s.data(), 4);
-    if (s.size() - 4 < n) return false;
-    v->assign(s.substr(4, n));
-    s.remove_prefix(4 + n);
-    return true;
-  };
+Status Mismatch(const std::string& why) {
+  return Status::BackupDamaged("cached manifest does not match: " + why);
+}
+
+// What HeaderStrings wrote, read back with every bound checked.
+Status ParseHeaderStrings(std::string_view bytes, ManifestHeader* h,
+                          std::vector<MissingFile>* missing) {
+  IndexCursor c(bytes, kManifestKind.name, kStrings);
   std::string base_uuid, count;
   for (std::string* v :
        {&h->timestamp, &h->uuid, &h->backup_id, &h->data_file_name_generator, &h->base_backup,
         &h->original_endpoint, &h->original_namespace, &base_uuid, &count}) {
-    if (!get(v)) return false;
+    RETURN_IF_ERROR(c.String(v));
   }
   auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), h->incomplete);
-  if (ec != std::errc() || end != count.data() + count.size() || h->incomplete > s.size() / 8) {
-    return false;
+  if (ec != std::errc() || end != count.data() + count.size() || h->incomplete > c.left() / 8) {
+    return Mismatch("count of missing files");
   }
   missing->resize(h->incomplete);
   for (MissingFile& f : *missing) {
-    if (!get(&f.name) || !get(&f.reason)) return false;
+    RETURN_IF_ERROR(c.String(&f.name));
+    RETURN_IF_ERROR(c.String(&f.reason));
   }
-  const auto flag = [&s](size_t i) { return static_cast<unsigned char>(s[i]); };
-  if (s.size() != 5 || flag(0) > 1 || flag(1) > 2 || flag(2) > 1 || flag(3) < 1 || flag(3) > 2 ||
-      flag(4) > 1) {
-    return false;
+  uint8_t flag[5];
+  for (uint8_t& f : flag) RETURN_IF_ERROR(c.U8(&f));
+  RETURN_IF_ERROR(c.End());
+  if (flag[0] > 1 || flag[1] > 2 || flag[2] > 1 || flag[3] < 1 || flag[3] > 2 || flag[4] > 1) {
+    return Mismatch("header flags");
   }
-  if (s[0]) h->base_backup_uuid = base_uuid;
-  if (s[1]) h->deduplicate_files = s[1] == 2;
-  h->algorithm = static_cast<ChecksumAlgorithm>(s[2]);
-  h->version = s[3];
-  h->copy_s3_credentials = s[4] == 1;
-  return true;
+  if (flag[0]) h->base_backup_uuid = base_uuid;
+  if (flag[1]) h->deduplicate_files = flag[1] == 2;
+  h->algorithm = static_cast<ChecksumAlgorithm>(flag[2]);
+  h->version = flag[3];
+  h->copy_s3_credentials = flag[4] == 1;
+  return Status::OK();
 }
 
 }  // namespace
 
+uint64_t ManifestFile::NamesBytes(const Manifest& m) {
+  uint64_t n = 0;
+  for (const Manifest::Record& r : m.entries_)
+    n += r.name_len + (r.data_file ? r.data_file_len : 0);
+  for (const Manifest::NodeRecord& node : m.nodes_) n += node.name_len + node.target_len;
+  return n;
+}
+
 Status ManifestFile::Write(int fd, const Manifest& m, const ManifestIdentity& id) {
-  FileHeader h{};
-  std::memcpy(h.magic, kMagic, sizeof kMagic);
-  h.record_size = sizeof(DiskRecord);
-  h.node_size = sizeof(DiskNode);
-  h.meta_size = sizeof(PosixMeta);
-  h.id = id;
   const std::string strings = HeaderStrings(m);
-  h.strings = strings.size();
-  h.entries = m.entries_.size();
-  h.metas = m.meta_.size();
-  h.nodes = m.nodes_.size();
-  h.by_name = m.by_name_.size();
-  h.by_content = m.by_content_.size();
-  Out out(fd);
-  out.Put(strings.data(), strings.size());
+  IndexFileWriter out(fd, kManifestKind,
+                      {{kManifestHead, sizeof(HeadRecord)},
+                       {kStrings, strings.size()},
+                       {kEntries, m.entries_.size() * sizeof(DiskRecord)},
+                       {kMetas, m.meta_.size() * sizeof(PosixMeta)},
+                       {kNodes, m.nodes_.size() * sizeof(DiskNode)},
+                       {kByName, m.by_name_.size() * 4},
+                       {kByContent, m.by_content_.size() * 4},
+                       {kNameArea, NamesBytes(m)}});
+  out.PutRecord(kManifestHead,
+                HeadRecord{id, sizeof(DiskRecord), sizeof(DiskNode), sizeof(PosixMeta), 0});
+  out.Put(kStrings, strings);
   uint64_t off = 0;  // Names are laid out in the order records and nodes name them.
   for (const Manifest::Record& r : m.entries_) {
     DiskRecord d{r.size, r.base_size, r.checksum,      r.base_checksum, off,
@@ -223,52 +143,59 @@ Status ManifestFile::Write(int fd, const Manifest& m, const ManifestIdentity& id
       d.data_file = off;
       off += r.data_file_len;
     }
-    out.PutValue(d);
+    out.PutRecord(kEntries, d);
   }
-  out.Put(m.meta_.data(), m.meta_.size() * sizeof(PosixMeta));
+  out.PutArray(kMetas, std::span<const PosixMeta>(m.meta_));
   for (const Manifest::NodeRecord& n : m.nodes_) {
     DiskNode d{off,   off + n.name_len, n.name_len, n.target_len, static_cast<uint32_t>(n.type), 0,
                n.meta};
     off += n.name_len + n.target_len;
-    out.PutValue(d);
+    out.PutRecord(kNodes, d);
   }
-  out.Put(m.by_name_.data(), m.by_name_.size() * 4);
-  out.Put(m.by_content_.data(), m.by_content_.size() * 4);
+  out.PutArray(kByName, std::span<const uint32_t>(m.by_name_));
+  out.PutArray(kByContent, std::span<const uint32_t>(m.by_content_));
   for (const Manifest::Record& r : m.entries_) {
-    out.Put(r.name, r.name_len);
-    if (r.data_file) out.Put(r.data_file, r.data_file_len);
+    out.Put(kNameArea, {r.name, r.name_len});
+    if (r.data_file) out.Put(kNameArea, {r.data_file, r.data_file_len});
   }
   for (const Manifest::NodeRecord& n : m.nodes_) {
-    out.Put(n.name, n.name_len);
-    out.Put(n.target, n.target_len);
+    out.Put(kNameArea, {n.name, n.name_len});
+    out.Put(kNameArea, {n.target, n.target_len});
   }
-  h.names = off;
-  const XXH128_hash_t digest = out.Digest();
-  h.hash_low = digest.low64;
-  h.hash_high = digest.high64;
-  if (!out.Flush() || ::pwrite(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) {
-    return Status::IOError("writing a cached manifest", errno);
-  }
-  return Status::OK();
+  return out.Finish();
 }
 
 namespace {
 
-// Layout, identity and length: the file is one Write made for `id`.
-bool HeaderFits(const FileHeader& h, const ManifestIdentity& id, uint64_t file_size) {
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.record_size != sizeof(DiskRecord) ||
-      h.node_size != sizeof(DiskNode) || h.meta_size != sizeof(PosixMeta) || !(h.id == id)) {
-    return false;
+// The counts of a file made for `id` with this build's record layout (the codec checked the
+// container): records, metadata and nodes, within what their 32-bit indexes can number.
+struct Counts {
+  uint64_t entries, metas, nodes, by_name, by_content, names;
+};
+
+StatusOr<Counts> ReadCounts(IndexFileReader& in, const ManifestIdentity& id) {
+  HeadRecord head;
+  ASSIGN_OR_RETURN(const uint64_t heads, in.Count(kManifestHead, sizeof head));
+  if (heads != 1) return Mismatch("header record");
+  RETURN_IF_ERROR(in.ReadRecord(kManifestHead, &head));
+  if (!(head.id == id)) return Mismatch("made for another .backup");
+  if (head.record_size != sizeof(DiskRecord) || head.node_size != sizeof(DiskNode) ||
+      head.meta_size != sizeof(PosixMeta)) {
+    return Mismatch("record layout");
   }
-  constexpr uint64_t kMaxCount = UINT32_MAX, kMaxBytes = uint64_t{1} << 40;
-  if (h.entries > kMaxCount || h.metas > kMaxCount || h.nodes > kMaxCount ||
-      h.by_name > h.entries || h.by_content > h.entries || h.strings > kMaxBytes ||
-      h.names > kMaxBytes) {
-    return false;
+  Counts c;
+  ASSIGN_OR_RETURN(c.entries, in.Count(kEntries, sizeof(DiskRecord)));
+  ASSIGN_OR_RETURN(c.metas, in.Count(kMetas, sizeof(PosixMeta)));
+  ASSIGN_OR_RETURN(c.nodes, in.Count(kNodes, sizeof(DiskNode)));
+  ASSIGN_OR_RETURN(c.by_name, in.Count(kByName, 4));
+  ASSIGN_OR_RETURN(c.by_content, in.Count(kByContent, 4));
+  ASSIGN_OR_RETURN(c.names, in.Length(kNameArea));
+  constexpr uint64_t kMaxCount = UINT32_MAX;
+  if (c.entries > kMaxCount || c.metas > kMaxCount || c.nodes > kMaxCount ||
+      c.by_name > c.entries || c.by_content > c.entries) {
+    return Mismatch("counts");
   }
-  return file_size == sizeof h + h.strings + h.entries * sizeof(DiskRecord) +
-                          h.metas * sizeof(PosixMeta) + h.nodes * sizeof(DiskNode) +
-                          (h.by_name + h.by_content) * 4 + h.names;
+  return c;
 }
 
 // A pointer into `names` for [off, off + len), or nullptr if that is out of bounds.
@@ -279,64 +206,68 @@ const char* NameAt(const char* names, uint64_t names_size, uint64_t off, uint64_
 
 }  // namespace
 
-StatusOr<std::unique_ptr<const Manifest>> ManifestFile::Read(int fd, const ManifestIdentity& id) {
-  const Status bad = Status::BackupDamaged("cached manifest does not match");
-  struct stat st;
-  FileHeader h;
-  if (::fstat(fd, &st) != 0 || ::pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) {
-    return Status::IOError("reading a cached manifest", errno);
-  }
-  if (!HeaderFits(h, id, static_cast<uint64_t>(st.st_size))) return bad;
-  auto m = std::make_unique<Manifest>();
-  In in(fd);
-  std::string strings(h.strings, '\0');
-  if (!in.Get(strings.data(), strings.size()) ||
-      !ParseHeaderStrings(strings, &m->header_, &m->missing_) || !CheckHeader(&m->header_).ok()) {
-    return bad;
-  }
-  auto names = std::unique_ptr<char[]>(new char[h.names + 1]);
-  m->entries_.resize(h.entries);
-  for (Manifest::Record& r : m->entries_) {
+Status ManifestFile::ReadRecords(IndexFileReader& in, const char* names, uint64_t names_size,
+                                 Manifest& m) {
+  for (Manifest::Record& r : m.entries_) {
     DiskRecord d;
-    if (!in.Get(&d, sizeof d)) return bad;
-    r = {
-        d.size,
-        d.base_size,
-        d.checksum,
-        d.base_checksum,
-        NameAt(names.get(), h.names, d.name, d.name_len),
-        d.data_file == kNone ? nullptr : NameAt(names.get(), h.names, d.data_file, d.data_file_len),
-        d.name_len,
-        d.data_file_len,
-        d.flags,
-        d.meta_index};
-    if (!r.name || (d.data_file != kNone && !r.data_file)) return bad;
-    if (r.meta_index != Manifest::kNoMeta && r.meta_index >= h.metas) return bad;
+    RETURN_IF_ERROR(in.ReadRecord(kEntries, &d));
+    r = {d.size,
+         d.base_size,
+         d.checksum,
+         d.base_checksum,
+         NameAt(names, names_size, d.name, d.name_len),
+         d.data_file == kNone ? nullptr : NameAt(names, names_size, d.data_file, d.data_file_len),
+         d.name_len,
+         d.data_file_len,
+         d.flags,
+         d.meta_index};
+    if (!r.name || (d.data_file != kNone && !r.data_file)) return Mismatch("name of a record");
+    if (r.meta_index != Manifest::kNoMeta && r.meta_index >= m.meta_.size()) {
+      return Mismatch("metadata of a record");
+    }
   }
-  m->meta_.resize(h.metas);
-  if (!in.Get(m->meta_.data(), h.metas * sizeof(PosixMeta))) return bad;
-  m->nodes_.resize(h.nodes);
-  for (Manifest::NodeRecord& n : m->nodes_) {
+  return Status::OK();
+}
+
+Status ManifestFile::ReadNodes(IndexFileReader& in, const char* names, uint64_t names_size,
+                               Manifest& m) {
+  for (Manifest::NodeRecord& n : m.nodes_) {
     DiskNode d;
-    if (!in.Get(&d, sizeof d) || d.type > 1) return bad;
-    n = {NameAt(names.get(), h.names, d.name, d.name_len),
-         NameAt(names.get(), h.names, d.target, d.target_len),
+    RETURN_IF_ERROR(in.ReadRecord(kNodes, &d));
+    if (d.type > 1) return Mismatch("type of a node");
+    n = {NameAt(names, names_size, d.name, d.name_len),
+         NameAt(names, names_size, d.target, d.target_len),
          d.name_len,
          d.target_len,
          static_cast<NodeType>(d.type),
          d.meta};
-    if (!n.name || !n.target) return bad;
+    if (!n.name || !n.target) return Mismatch("name of a node");
   }
-  m->by_name_.resize(h.by_name);
-  m->by_content_.resize(h.by_content);
-  if (!in.Get(m->by_name_.data(), h.by_name * 4) ||
-      !in.Get(m->by_content_.data(), h.by_content * 4) || !in.Get(names.get(), h.names)) {
-    return bad;
-  }
-  const XXH128_hash_t digest = in.Digest();
-  if (digest.low64 != h.hash_low || digest.high64 != h.hash_high) return bad;
-  if (!Consistent(*m)) return bad;
-  m->arena_bytes_ = h.names;
+  return Status::OK();
+}
+
+StatusOr<std::unique_ptr<const Manifest>> ManifestFile::Read(int fd, const ManifestIdentity& id) {
+  ASSIGN_OR_RETURN(IndexFileReader in, IndexFileReader::Open(fd, kManifestKind));
+  ASSIGN_OR_RETURN(const Counts c, ReadCounts(in, id));
+  auto m = std::make_unique<Manifest>();
+  ASSIGN_OR_RETURN(const uint64_t strings_bytes, in.Length(kStrings));
+  std::string strings(strings_bytes, '\0');
+  RETURN_IF_ERROR(in.Read(kStrings, strings));
+  RETURN_IF_ERROR(ParseHeaderStrings(strings, &m->header_, &m->missing_));
+  if (Status h = CheckHeader(&m->header_); !h.ok()) return Mismatch(h.message());
+  auto names = std::unique_ptr<char[]>(new char[c.names + 1]);
+  m->entries_.resize(c.entries);
+  m->meta_.resize(c.metas);  // Read after the records, which refer to it.
+  m->nodes_.resize(c.nodes);
+  RETURN_IF_ERROR(ReadRecords(in, names.get(), c.names, *m));
+  RETURN_IF_ERROR(in.ReadArray(kMetas, &m->meta_));
+  RETURN_IF_ERROR(ReadNodes(in, names.get(), c.names, *m));
+  RETURN_IF_ERROR(in.ReadArray(kByName, &m->by_name_));
+  RETURN_IF_ERROR(in.ReadArray(kByContent, &m->by_content_));
+  RETURN_IF_ERROR(in.Read(kNameArea, {names.get(), c.names}));
+  RETURN_IF_ERROR(in.Finish());
+  if (!Consistent(*m)) return Mismatch("inconsistent");
+  m->arena_bytes_ = c.names;
   m->arena_blocks_.push_back(std::move(names));
   return std::unique_ptr<const Manifest>(std::move(m));
 }

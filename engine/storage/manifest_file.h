@@ -9,6 +9,9 @@
 
 namespace stitchfs::engine {
 
+class IndexFileReader;
+
+// The file is an index file (engine/base/index_codec.h) of kind "cached manifest".
 struct ManifestFile {
   // Writes `m`, tagged with `id`, to `fd` from offset 0. kIOError on failure.
   static Status Write(int fd, const Manifest& m, const ManifestIdentity& id);
@@ -18,6 +21,15 @@ struct ManifestFile {
   static StatusOr<std::unique_ptr<const Manifest>> Read(int fd, const ManifestIdentity& id);
 
  private:
+  // The length of the names section: each record's name and data file name, then each node's
+  // name and target.
+  static uint64_t NamesBytes(const Manifest& m);
+  // The records and nodes of `m` (sized already; its metadata too) read from `in`, their names
+  // pointing into `names` (`names_size` bytes, read later): kBackupDamaged if one is out of
+  // bounds.
+  static Status ReadRecords(IndexFileReader& in, const char* names, uint64_t names_size,
+                            Manifest& m);
+  static Status ReadNodes(IndexFileReader& in, const char* names, uint64_t names_size, Manifest& m);
   // Everything the XML reader would check holds in a loaded manifest (manifest_check.cc):
   // every entry and node (CheckEntry, CheckMeta, safe names), hard links, and the indexes
   // complete and in the order lookups rely on (a binary search of a shuffled or partial index

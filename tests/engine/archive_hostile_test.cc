@@ -16,6 +16,7 @@
 #include "engine/archive/archive_kind.h"
 #include "engine/archive/archive_reader.h"
 #include "engine/archive/index_builder.h"
+#include "engine/base/index_codec.h"
 #include "engine/base/string_file.h"
 #include "engine/storage/archive_storage.h"
 #include "tests/testutil/archives.h"
@@ -73,8 +74,8 @@ TEST(HostileZipTest, EntriesSharingOneMemberAreRefusedBeforeDecoding) {
   EXPECT_EQ(budget.index(), 0u);
 }
 
-// An index an older stitch built and cached (format 1: no budget, members sharing bytes
-// accepted) is not trusted: the archive is indexed again, under today's checks.
+// An index of an older format (1 had no budget and accepted members sharing bytes) is not
+// trusted: the archive is indexed again, under today's checks.
 TEST(HostileZipTest, IndexesCachedByAnOlderStitchAreNotTrusted) {
   ArchiveIndex x;
   x.kind = {ArchiveContainer::kZip, StreamCodec::kNone};
@@ -84,9 +85,12 @@ TEST(HostileZipTest, IndexesCachedByAnOlderStitchAreNotTrusted) {
   const ArchiveStamp stamp{1, 2, 100, {3, 4}, {5, 6}};
   std::string bytes = EncodeArchiveIndex(x, stamp);
   ASSERT_TRUE(DecodeArchiveIndex(bytes, stamp).ok());
-  bytes[7] = '1';  // The format of before, with its checksum made right.
-  const uint64_t sum = XXH3_64bits(bytes.data(), bytes.size() - 8);
-  std::memcpy(bytes.data() + bytes.size() - 8, &sum, 8);
+  const uint32_t older = 2;  // The format of before, with its checksum made right.
+  std::memcpy(bytes.data() + 12, &older, 4);
+  const XXH128_hash_t h = XXH3_128bits(bytes.data() + IndexLayout::kHeaderBytes,
+                                       bytes.size() - IndexLayout::kHeaderBytes);
+  std::memcpy(bytes.data() + IndexLayout::kHashOffset, &h.low64, 8);
+  std::memcpy(bytes.data() + IndexLayout::kHashOffset + 8, &h.high64, 8);
   EXPECT_EQ(DecodeArchiveIndex(bytes, stamp).status().code(), ErrorCode::kBackupDamaged);
 }
 

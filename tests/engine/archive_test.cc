@@ -7,6 +7,7 @@
 #include <zstd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -336,6 +337,16 @@ TEST(ArchiveIndexTest, EncodeDecodeAndRefuseDamageOrOtherArchive) {
   EXPECT_TRUE(loaded->windows.empty());
   EXPECT_EQ(loaded->Windows(), "abc");
   EXPECT_FALSE(cache.LoadIndex(other).has_value());
+  // A cached index of the format before (magic STITCHA2) is a miss, and goes. (Replaced as the
+  // cache replaces its files: `loaded` still maps the one it read.)
+  for (const auto& f : std::filesystem::directory_iterator(dir.path() + "/archives")) {
+    if (f.path().extension() != ".aindex") continue;
+    testutil::WriteFile(f.path().string() + ".new", "STITCHA2" + bytes);
+    std::filesystem::rename(f.path().string() + ".new", f.path());
+  }
+  EXPECT_FALSE(cache.LoadIndex(stamp).has_value());
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path() + "/archives"));
+  EXPECT_EQ(loaded->Windows(), "abc");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "engine/base/index_codec.h"
 #include "engine/base/unique_fd.h"
 #include "engine/storage/manifest_file.h"
 #include "tests/testutil/fixture.h"
@@ -154,10 +155,10 @@ void ForgeName(const std::string& path, const std::string& replacement) {
   const size_t at = bytes.rfind("logs/app.log");
   ASSERT_NE(at, std::string::npos);
   bytes.replace(at, 12, replacement);
-  constexpr size_t kHeader = 8 + 16 + sizeof(ManifestIdentity) + 7 * 8 + 16;
+  constexpr size_t kHeader = IndexLayout::kHeaderBytes, kHashAt = IndexLayout::kHashOffset;
   const XXH128_hash_t h = XXH3_128bits(bytes.data() + kHeader, bytes.size() - kHeader);
-  std::memcpy(bytes.data() + kHeader - 16, &h.low64, 8);
-  std::memcpy(bytes.data() + kHeader - 8, &h.high64, 8);
+  std::memcpy(bytes.data() + kHashAt, &h.low64, 8);
+  std::memcpy(bytes.data() + kHashAt + 8, &h.high64, 8);
   testutil::WriteFile(path, bytes);
 }
 
@@ -195,6 +196,24 @@ TEST(ManifestCacheTest, StoresLoadsTrimsAndDropsDamage) {
   tiny.Store(other, *m);
   EXPECT_EQ(tiny.Load(kId), nullptr);
   EXPECT_NE(tiny.Load(other), nullptr);
+}
+
+// A file of the format before the index codec (magic STCHMF03) is a miss, removed, then
+// replaced by the next store.
+TEST(ManifestCacheTest, AFileOfTheFormatBeforeIsAMiss) {
+  TempDir dir;
+  ManifestCache cache(dir / "cache", 1 << 30);
+  auto m = Sample(10);
+  cache.Store(kId, *m);
+  for (const auto& f : std::filesystem::directory_iterator(dir / "cache")) {
+    testutil::WriteFile(f.path(), "STCHMF03" + std::string(400, '\0'));
+  }
+  EXPECT_EQ(cache.Load(kId), nullptr);
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "cache"));
+  cache.Store(kId, *m);
+  auto back = cache.Load(kId);
+  ASSERT_NE(back, nullptr);
+  ExpectSame(*m, *back);
 }
 
 TEST(ManifestCacheTest, BackupOpenUsesTheCacheAndNeverAStaleCopy) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/base/index_codec.h"
 #include "engine/storage/backup.h"
 #include "engine/storage/local_storage.h"
 #include "engine/storage/manifest_cache.h"
@@ -128,6 +129,25 @@ TEST_F(ResolvedIndexTest, AnIndexKeepsLocatorsWithoutCredentialsAndIsStillTruste
   EXPECT_EQ(b->level(2).base_backup, "S3('http://h:1/bk/base')");
   EXPECT_TRUE(b->level(2).base_stripped);
   EXPECT_EQ(Describe(*b), Walked("b2"));
+}
+
+// An index of the format before the index codec (version 3, magic STFSIDX), its own or in
+// the cache, is a miss: the chain is composed again and the cached copy replaced.
+TEST_F(ResolvedIndexTest, IndexesOfTheFormatBeforeAreMisses) {
+  ASSERT_TRUE(Open("b2", Options()));
+  std::string before(1024, '\0');
+  before.replace(0, 8, std::string("STFSIDX\0", 8));
+  const uint32_t fields[] = {3, 0x01020304};
+  std::memcpy(before.data() + 8, fields, sizeof fields);
+  testutil::WriteFile(dir_ / "b2/.stitchfs/index", before);
+  const std::vector<std::string> cached = IndexFiles(cache_dir_.path());
+  ASSERT_EQ(cached.size(), 1u);
+  testutil::WriteFile(cached[0], before);
+  auto again = Open("b2", Options());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(Describe(*again), Walked("b2"));
+  ASSERT_EQ(IndexFiles(cache_dir_.path()).size(), 1u);
+  EXPECT_EQ(testutil::ReadFile(IndexFiles(cache_dir_.path())[0]).substr(0, 8), "STFSRIDX");
 }
 
 TEST_F(ResolvedIndexTest, ABaseRewrittenOrReplacedMakesTheIndexStale) {
@@ -257,7 +277,7 @@ TEST_F(ResolvedIndexTest, DamagedOrForgedIndexesAreMissesOrAddUp) {
   EXPECT_FALSE(ResolvedIndex::Decode(SharedBytes::Copy(good.substr(0, good.size() - 1)), top,
                                      with_storage, true)
                    .ok());
-  constexpr size_t kHeader = 104, kHashAt = 24;  // The layout of resolved_index.cc.
+  constexpr size_t kHeader = IndexLayout::kHeaderBytes, kHashAt = IndexLayout::kHashOffset;
   for (size_t at = kHeader; at < good.size(); ++at) {
     std::string bad = good;
     bad[at] ^= 0x55;
@@ -265,8 +285,8 @@ TEST_F(ResolvedIndexTest, DamagedOrForgedIndexesAreMissesOrAddUp) {
         << "checksum, " << at;
     // The same change with a matching checksum: refused, or every file adds up to its size.
     const XXH128_hash_t h = XXH3_128bits(bad.data() + kHeader, bad.size() - kHeader);
-    std::memcpy(&bad[kHashAt], &h.high64, 8);
-    std::memcpy(&bad[kHashAt + 8], &h.low64, 8);
+    std::memcpy(&bad[kHashAt], &h.low64, 8);
+    std::memcpy(&bad[kHashAt + 8], &h.high64, 8);
     auto forged = ResolvedIndex::Decode(SharedBytes::Copy(bad), top, with_storage, true);
     if (!forged.ok()) continue;
     const Manifest& m = (*forged)->top().manifest();
