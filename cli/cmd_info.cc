@@ -3,11 +3,12 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
-#include "engine/archive/archive_kind.h"
 #include "engine/base/error_table.h"
 #include "engine/base/json_writer.h"
+#include "engine/location/archive_kind.h"
+#include "engine/location/location.h"
+#include "engine/location/s3_address.h"
 #include "engine/read/backup_stats.h"
-#include "engine/s3/s3_address.h"
 #include "engine/storage/base_candidates.h"
 #include "engine/storage/locator.h"
 
@@ -23,8 +24,9 @@ std::string WhyFound(const engine::ResolvedBackup& chain, size_t i, const Args& 
 
 // How the backup at `path` is kept: "folder", "s3" or the archive's kind ("zip", "tar.zst").
 std::string FormOf(const std::string& path) {
-  if (engine::IsS3Location(path)) return "s3";
-  return engine::ArchiveKindName(engine::ArchiveKindOf(path));
+  const engine::Location where = engine::LocationOf(path);
+  if (where.in_object_storage()) return "s3";
+  return engine::ArchiveKindName(where.archive);
 }
 
 // An endpoint URL fit to show: without userinfo or query, control characters escaped.

@@ -3,10 +3,10 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "engine/backends/routing_storage.h"
 #include "engine/base/error_table.h"
 #include "engine/base/json_writer.h"
 #include "engine/storage/manifest_cache.h"
-#include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
 
 namespace stitchfs::cli {

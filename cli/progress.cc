@@ -7,7 +7,7 @@
 #include <memory>
 #include <mutex>
 
-#include "engine/storage/archive_storage.h"
+#include "engine/backends/archive/archive_storage.h"
 
 namespace stitchfs::cli {
 

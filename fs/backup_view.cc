@@ -137,18 +137,26 @@ engine::StatusOr<std::string> BackupView::Readlink(uint64_t ino) const {
   return std::string(backup_->top().manifest().node(n->ref).target);
 }
 
+namespace {
+
+XattrSource XattrSourceOf(const BackupView& v) {
+  return {v.backup(), v.table(), [&v]() -> const engine::BackupStats& { return v.Stats(); }};
+}
+
+}  // namespace
+
 engine::StatusOr<std::vector<std::string>> BackupView::XattrNames(uint64_t ino) const {
   if (IsManifest(ino)) return std::vector<std::string>{};
   if (Get(ino) == nullptr) return NoInode(ino);
   if (IsMirror(ino)) return std::vector<std::string>{};
-  return fs::XattrNames(*this, ino);
+  return fs::XattrNames(XattrSourceOf(*this), ino);
 }
 
 engine::StatusOr<std::string> BackupView::Xattr(uint64_t ino, const std::string& name) const {
   if (IsManifest(ino)) return engine::Status::EntryNotFound("no attribute " + name);
   if (Get(ino) == nullptr) return NoInode(ino);
   if (IsMirror(ino)) return engine::Status::EntryNotFound("no attribute " + name);
-  return XattrValue(*this, ino, name);
+  return XattrValue(XattrSourceOf(*this), ino, name);
 }
 
 const engine::BackupStats& BackupView::Stats() const {

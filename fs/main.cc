@@ -15,12 +15,13 @@
 #include <memory>
 
 #include "cli/progress.h"
+#include "engine/backends/routing_storage.h"
 #include "engine/base/cache_dir.h"
 #include "engine/base/error_table.h"
-#include "engine/s3/s3_address.h"
+#include "engine/location/location.h"
+#include "engine/location/s3_address.h"
 #include "engine/storage/locator.h"
 #include "engine/storage/manifest_cache.h"
-#include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
 #include "fs/backup_view.h"
 #include "fs/fuse_ops.h"
@@ -187,7 +188,7 @@ int main(int argc, char** argv) {
   auto mountpoint = MountPoint(o.mountpoint);
   if (!mountpoint.ok()) return Fail(eng::kExitMount, mountpoint.status().message());
   o.mountpoint = *mountpoint;  // Absolute: the daemon changes folder, unmount needs the path.
-  if (eng::IsS3Location(o.backup)) {
+  if (eng::LocationOf(o.backup).in_object_storage()) {
     o.backup = eng::NormalLocation(o.backup);
   } else if (char* real_backup = ::realpath(o.backup.c_str(), nullptr)) {
     o.backup = real_backup;  // The daemon changes folder; a store is read after that.

@@ -4,7 +4,8 @@
 #include <cstdlib>
 #include <set>
 
-#include "engine/s3/s3_address.h"
+#include "engine/location/location.h"
+#include "engine/location/s3_address.h"
 #include "engine/storage/backup_folder.h"
 #include "engine/storage/clickhouse_config.h"
 #include "engine/storage/locator.h"
@@ -171,7 +172,7 @@ engine::StatusOr<Options> ParseOptions(int argc, char** argv) {
                                                                 o.disks, &warnings));
   for (const auto& w : warnings) std::fprintf(stderr, "stitchfs: warning: %s\n", w.c_str());
   o.backup = positional[0];  // As given (it names the mount); made a location in main.
-  if (engine::LooksLikeLocator(o.backup) || engine::IsS3Location(o.backup)) {
+  if (engine::LooksLikeLocator(o.backup) || engine::LocationOf(o.backup).in_object_storage()) {
     ASSIGN_OR_RETURN(o.backup, engine::ResolveUserLocation(o.backup, o.chain.locators));
   }
   if (!o.chain.base_override.empty()) {

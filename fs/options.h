@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/backends/s3/s3_config.h"
 #include "engine/base/status_or.h"
 #include "engine/read/chain_options.h"
-#include "engine/s3/s3_config.h"
 
 namespace stitchfs::fs {
 

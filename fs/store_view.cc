@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "engine/storage/routing_storage.h"
+#include "engine/backends/routing_storage.h"
 #include "fs/xattrs.h"
 
 namespace stitchfs::fs {

@@ -1,7 +1,7 @@
-// libFuzzer target for the archive parsers (engine/archive/): the first byte picks what the rest
-// is taken for. 0: a zip archive (ReadZipDirectory, then every stored or deflate member indexed
-// and read back), 1: a tar stream (TarScanner fed in pieces), 2: a gzip file (restart points
-// indexed, then reads through them must give exactly what the one pass decoded), 3: a cached
+// libFuzzer target for the archive parsers (engine/backends/archive/): the first byte picks what
+// the rest is taken for. 0: a zip archive (ReadZipDirectory, then every stored or deflate member
+// indexed and read back), 1: a tar stream (TarScanner fed in pieces), 2: a gzip file (restart
+// points indexed, then reads through them must give exactly what the one pass decoded), 3: a cached
 // archive index (DecodeArchiveIndex). Every offset found must lie within the input; errors must
 // be BACKUP_DAMAGED or NOT_SUPPORTED; nothing may crash, hang or allocate without bound.
 #include <cstddef>
@@ -10,11 +10,11 @@
 #include <memory>
 #include <string>
 
-#include "engine/archive/archive_index.h"
-#include "engine/archive/archive_reader.h"
-#include "engine/archive/inflate_points.h"
-#include "engine/archive/tar_scanner.h"
-#include "engine/archive/zip_directory.h"
+#include "engine/backends/archive/archive_index.h"
+#include "engine/backends/archive/archive_reader.h"
+#include "engine/backends/archive/inflate_points.h"
+#include "engine/backends/archive/tar_scanner.h"
+#include "engine/backends/archive/zip_directory.h"
 #include "engine/base/string_file.h"
 #include "fuzz/fuzz_common.h"
 

@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/archive/archive_index.h"
-#include "engine/archive/archive_reader.h"
-#include "engine/archive/index_builder.h"
+#include "engine/backends/archive/archive_index.h"
+#include "engine/backends/archive/archive_reader.h"
+#include "engine/backends/archive/index_builder.h"
 #include "engine/base/string_file.h"
 #include "fuzz/fuzz_common.h"
 

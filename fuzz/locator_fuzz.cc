@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/s3/s3_address.h"
+#include "engine/location/s3_address.h"
 #include "engine/storage/base_candidates.h"
 #include "engine/storage/locator.h"
 #include "fuzz/fuzz_common.h"

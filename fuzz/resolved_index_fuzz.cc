@@ -21,10 +21,10 @@
 #include <sstream>
 #include <string>
 
+#include "engine/backends/local/local_storage.h"
 #include "engine/base/index_codec.h"
 #include "engine/read/resolved_index.h"
 #include "engine/storage/backup.h"
-#include "engine/storage/local_storage.h"
 #include "engine/write/snapshot_writer.h"
 #include "fuzz/fuzz_common.h"
 

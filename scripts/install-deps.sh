@@ -21,6 +21,7 @@ TESTS=(
   git                                    # the tests' fixtures and the package test's clone
   libgtest-dev                           # unit tests
   rsync procps                           # rsync, pkill used by the integration tests
+  python3                                # helpers of the integration and fault tests, the layer check
   clang-14 libclang-rt-14-dev llvm-14    # sanitizer build with the fuzz targets; llvm-symbolizer
   zip zstd xz-utils bzip2 libarchive-tools       # archive fixtures in the tests (zip, tar, bsdtar)
   curl ceph-mon ceph-osd radosgw         # a real S3 server (radosgw) for the tests and benchmarks

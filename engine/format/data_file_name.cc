@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "engine/s3/s3_address.h"
+#include "engine/location/s3_address.h"
 
 namespace stitchfs::engine {
 

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "engine/backends/routing_storage.h"
 #include "engine/base/concat_file.h"
 #include "engine/format/data_file_name.h"
+#include "engine/location/s3_address.h"
 #include "engine/read/chain_compose.h"
 #include "engine/read/chain_walk.h"
-#include "engine/s3/s3_address.h"
-#include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
 
 namespace stitchfs::engine {

@@ -14,7 +14,7 @@
 #include "engine/format/hard_links.h"
 #include "engine/read/content_check.h"
 #include "engine/read/restore_meta.h"
-#include "engine/storage/local_storage.h"
+#include "engine/storage/writable_fd.h"
 
 namespace stitchfs::engine {
 namespace {

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include "engine/backends/routing_storage.h"
 #include "engine/format/manifest_reader.h"
 #include "engine/storage/manifest_cache.h"
-#include "engine/storage/routing_storage.h"
 
 namespace stitchfs::engine {
 

@@ -6,7 +6,8 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "engine/s3/s3_address.h"
+#include "engine/location/location.h"
+#include "engine/location/s3_address.h"
 #include "engine/storage/backup_folder.h"
 
 namespace stitchfs::engine {
@@ -50,7 +51,7 @@ std::string Joined(const std::vector<std::string>& parts) {
 
 // The folder or S3 prefix holding `location`; "" at the top (`/`, a bucket's root).
 std::string ParentLocation(const std::string& location) {
-  if (IsS3Location(location)) {
+  if (LocationOf(location).in_object_storage()) {
     auto a = ParseS3Address(location);
     if (!a.ok() || a->key.empty()) return "";
     const size_t slash = a->key.rfind('/');
@@ -65,7 +66,7 @@ std::string ParentLocation(const std::string& location) {
 
 // `rel` inside `dir` (a folder or an S3 prefix), normal; "" if it climbs above the top.
 std::string JoinLocation(const std::string& dir, std::string_view rel) {
-  if (IsS3Location(dir)) {
+  if (LocationOf(dir).in_object_storage()) {
     auto a = ParseS3Address(dir);
     if (!a.ok()) return "";
     std::vector<std::string> parts = Components(a->key);
@@ -80,7 +81,7 @@ std::string JoinLocation(const std::string& dir, std::string_view rel) {
 
 // The key components of an S3 location, or a local path's.
 std::vector<std::string> PathComponents(const std::string& location) {
-  if (!IsS3Location(location)) return Components(location);
+  if (!LocationOf(location).in_object_storage()) return Components(location);
   auto a = ParseS3Address(location);
   return a.ok() ? Components(a->key) : std::vector<std::string>();
 }
@@ -217,9 +218,9 @@ StatusOr<BaseSearch> FindBaseCandidates(std::string_view locator, const std::str
       if (url.status().code() != ErrorCode::kInvalidArgument) return url.status();
       return Status::BackupDamaged(url.status().message());
     }
-    if (IsS3Location(s.holder())) s.Sibling(*url);
+    if (LocationOf(s.holder()).in_object_storage()) s.Sibling(*url);
     s.Add(*url, "the URL of the locator", true);
-    if (IsS3Location(s.holder())) s.Moved(*url);
+    if (LocationOf(s.holder()).in_object_storage()) s.Moved(*url);
   } else if (loc.engine == "File" && loc.args.size() == 1) {
     RETURN_IF_ERROR(AddFile(s, loc.args[0], context));
   } else if (loc.engine == "Disk" && loc.args.size() == 2) {
@@ -233,10 +234,10 @@ StatusOr<BaseSearch> FindBaseCandidates(std::string_view locator, const std::str
 }
 
 bool MayStandIn(const std::string& child, const std::string& candidate) {
-  if (IsS3Location(candidate)) return true;
+  if (LocationOf(candidate).in_object_storage()) return true;
   struct stat c, k;
   if (::lstat(candidate.c_str(), &c) != 0) return false;
-  if (IsS3Location(child)) return c.st_uid == 0 || c.st_uid == ::geteuid();
+  if (LocationOf(child).in_object_storage()) return c.st_uid == 0 || c.st_uid == ::geteuid();
   if (::lstat(child.c_str(), &k) != 0) return false;
   return c.st_uid == 0 || c.st_uid == k.st_uid;
 }

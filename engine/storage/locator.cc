@@ -4,8 +4,9 @@
 #include <filesystem>
 
 #include "engine/base/path_check.h"
-#include "engine/s3/s3_address.h"
-#include "engine/s3/s3_keyring.h"
+#include "engine/location/location.h"
+#include "engine/location/s3_address.h"
+#include "engine/location/s3_keyring.h"
 #include "engine/storage/backup_folder.h"
 
 namespace stitchfs::engine {
@@ -144,7 +145,7 @@ std::string StripLocatorCredentials(std::string_view text) {
 bool LocatorHasCredentials(std::string_view text) { return StripLocatorCredentials(text) != text; }
 
 std::string NormalLocation(const std::string& location) {
-  if (!IsS3Location(location)) return AbsolutePath(location);
+  if (!LocationOf(location).in_object_storage()) return AbsolutePath(location);
   auto a = ParseS3Address(location);
   return a.ok() ? a->Location() : location;
 }
@@ -207,7 +208,7 @@ StatusOr<std::string> ResolveUserLocator(std::string_view text, const LocatorCon
 
 StatusOr<std::string> ResolveUserLocation(const std::string& arg, const LocatorContext& context) {
   if (LooksLikeLocator(arg)) return ResolveUserLocator(arg, context);
-  if (!IsS3Location(arg)) return AbsolutePath(arg);
+  if (!LocationOf(arg).in_object_storage()) return AbsolutePath(arg);
   ASSIGN_OR_RETURN(S3Address a, ParseS3Address(arg));
   return a.Location();
 }

@@ -17,7 +17,7 @@
 #include "engine/base/posix_file.h"
 #include "engine/base/temp_name.h"
 #include "engine/base/unique_fd.h"
-#include "engine/s3/s3_address.h"
+#include "engine/location/s3_address.h"
 #include "engine/storage/locator.h"
 #include "engine/storage/manifest_file.h"
 

@@ -13,7 +13,7 @@
 
 #include "engine/base/shared_bytes.h"
 #include "engine/format/manifest.h"
-#include "engine/storage/backup.h"
+#include "engine/storage/storage.h"
 
 namespace stitchfs::engine {
 

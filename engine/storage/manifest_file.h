@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "engine/format/manifest.h"
-#include "engine/storage/backup.h"
+#include "engine/storage/storage.h"
 
 namespace stitchfs::engine {
 

@@ -10,7 +10,8 @@
 #include <map>
 #include <unordered_set>
 
-#include "engine/archive/archive_kind.h"
+#include "engine/location/archive_kind.h"
+#include "engine/location/location.h"
 #include "engine/storage/base_candidates.h"
 
 namespace fs = std::filesystem;
@@ -42,7 +43,7 @@ std::optional<StoreFolder> Probe(int dir_fd, const std::string& store, const cha
   if (name[0] == '.' || ::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
     return std::nullopt;
   }
-  const bool archive = S_ISREG(st.st_mode) && ArchiveKindOf(name).is_archive();
+  const bool archive = S_ISREG(st.st_mode) && LocationOf(name).is_archive();
   if (!S_ISDIR(st.st_mode) && !archive) return std::nullopt;
   const std::string manifest = std::string(name) + "/.backup";
   if (archive) {
@@ -152,7 +153,7 @@ StatusOr<std::vector<StoreEntry>> ListStore(const Storage& storage, const std::s
     s.folder = f.folder;
     auto b = Backup::Open(storage, s.path, cache);
     if (!b.ok() && b.status().code() == ErrorCode::kBackupNotFound &&
-        ArchiveKindOf(s.path).is_archive()) {
+        LocationOf(s.path).is_archive()) {
       continue;  // An archive that holds no `.backup` (or is gone): not a backup, as a folder.
     }
     if (b.ok() && (*b)->folder()->identity() == f.folder) {

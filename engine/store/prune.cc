@@ -4,10 +4,11 @@
 #include <map>
 #include <set>
 
-#include "engine/archive/archive_kind.h"
+#include "engine/backends/routing_storage.h"
+#include "engine/location/archive_kind.h"
+#include "engine/location/location.h"
 #include "engine/read/resolved_backup.h"
 #include "engine/storage/locator.h"
-#include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
 #include "engine/storage/store_moves.h"
 #include "engine/write/flatten.h"
@@ -147,7 +148,7 @@ Status KeepArchiveChains(const std::vector<StoreEntry>& all, const ChainOptions&
                          std::map<size_t, std::string>* kept) {
   std::vector<size_t> archives;
   for (const auto& [k, why] : *kept) {
-    if (all[k].backup && ArchiveKindOf(all[k].path).is_archive()) archives.push_back(k);
+    if (all[k].backup && LocationOf(all[k].path).is_archive()) archives.push_back(k);
   }
   for (size_t k : archives) {
     ASSIGN_OR_RETURN(auto levels, ChainInStore(all, k, o));

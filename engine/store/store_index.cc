@@ -5,7 +5,7 @@
 #include <set>
 #include <tuple>
 
-#include "engine/storage/routing_storage.h"
+#include "engine/backends/routing_storage.h"
 
 namespace stitchfs::engine {
 namespace {

@@ -14,15 +14,16 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/backends/routing_storage.h"
 #include "engine/base/posix_file.h"
 #include "engine/base/uuid.h"
 #include "engine/format/manifest_writer.h"
+#include "engine/location/location.h"
+#include "engine/location/s3_address.h"
 #include "engine/read/chain_compose.h"
 #include "engine/read/resolved_backup.h"
-#include "engine/s3/s3_address.h"
 #include "engine/storage/backup.h"
 #include "engine/storage/locator.h"
-#include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
 #include "engine/write/file_pass.h"
 #include "engine/write/source_read.h"
@@ -116,7 +117,7 @@ class Run {
 int DefaultJobs(const std::string& dest) {
   unsigned n = std::thread::hardware_concurrency();
   const int local = n == 0 ? 2 : static_cast<int>(std::min(n, 8u));
-  return IsS3Location(dest) ? std::max(local, 8) : local;
+  return LocationOf(dest).in_object_storage() ? std::max(local, 8) : local;
 }
 
 // Runs the workers, reporting progress from this thread.
@@ -164,7 +165,7 @@ std::string BaseLocator(const BackupOptions& o, const Storage& storage) {
       named.ok() && named->engine == "Disk" && named->args.size() == 2) {
     if (auto rel = PathInDisk(named->args[1]); rel.ok()) return DiskLocator(named->args[0], *rel);
   }
-  if (IsS3Location(o.base)) return storage.LocatorFor(o.base);
+  if (LocationOf(o.base).in_object_storage()) return storage.LocatorFor(o.base);
   const std::string base = AbsolutePath(o.base);
   const std::string& root = o.base_chain.locators.backups_root;
   if (!root.empty()) {

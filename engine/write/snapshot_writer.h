@@ -13,6 +13,7 @@
 #include "engine/format/manifest.h"
 #include "engine/read/chain_options.h"
 #include "engine/storage/storage.h"
+#include "engine/write/backup_summary.h"
 
 namespace stitchfs::engine {
 
@@ -33,23 +34,6 @@ struct BackupOptions {
   int max_retries = 3;       // Re-reads of a file that changes while read.
   std::string timestamp;     // "YYYY-MM-DD hh:mm:ss" to record; empty = now (local time).
   std::shared_ptr<const Storage> storage;  // Where `dest` is; null: this machine's files.
-};
-
-struct BackupSummary {
-  std::string uuid;
-  ChecksumAlgorithm algorithm = ChecksumAlgorithm::kXxh3;  // The one the backup uses.
-  uint64_t files = 0;                                      // Regular files in the backup.
-  uint64_t nodes = 0;                                      // Directories and symlinks.
-  uint64_t total_size = 0;                                 // Their bytes.
-  uint64_t bytes_read = 0;
-  uint64_t bytes_stored = 0;            // Written into data files.
-  uint64_t bytes_from_base_whole = 0;   // Whole files taken from the base (same or renamed).
-  uint64_t bytes_from_base_prefix = 0;  // Prefixes taken from the base.
-  uint64_t bytes_deduplicated = 0;      // Not stored because another entry holds the content.
-  uint64_t files_unread = 0;            // Trusted by the files cache.
-  uint64_t data_files = 0;
-  std::vector<std::string> warnings;  // Skipped special files, hard links that changed.
-  std::vector<MissingFile> missing;   // Source files that could not be read (left out).
 };
 
 // Progress callback: files and bytes processed so far, and the totals.

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "engine/format/manifest.h"
-#include "engine/write/snapshot_writer.h"
+#include "engine/storage/storage.h"
+#include "engine/write/backup_summary.h"
 #include "engine/write/source_read.h"
 #include "engine/write/source_tree.h"
 

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "engine/archive/archive_index.h"
-#include "engine/archive/archive_kind.h"
-#include "engine/archive/archive_reader.h"
-#include "engine/archive/index_builder.h"
+#include "engine/backends/archive/archive_index.h"
+#include "engine/backends/archive/archive_reader.h"
+#include "engine/backends/archive/archive_storage.h"
+#include "engine/backends/archive/index_builder.h"
 #include "engine/base/index_codec.h"
 #include "engine/base/string_file.h"
-#include "engine/storage/archive_storage.h"
+#include "engine/location/archive_kind.h"
 #include "tests/testutil/archives.h"
 #include "tests/testutil/fixture.h"
 

@@ -12,16 +12,16 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/archive/archive_cache.h"
-#include "engine/archive/archive_index.h"
-#include "engine/archive/archive_kind.h"
-#include "engine/archive/archive_reader.h"
-#include "engine/archive/index_builder.h"
-#include "engine/archive/inflate_points.h"
-#include "engine/archive/stream_decoder.h"
-#include "engine/archive/tar_scanner.h"
-#include "engine/archive/zip_directory.h"
+#include "engine/backends/archive/archive_cache.h"
+#include "engine/backends/archive/archive_index.h"
+#include "engine/backends/archive/archive_reader.h"
+#include "engine/backends/archive/index_builder.h"
+#include "engine/backends/archive/inflate_points.h"
+#include "engine/backends/archive/stream_decoder.h"
+#include "engine/backends/archive/tar_scanner.h"
+#include "engine/backends/archive/zip_directory.h"
 #include "engine/base/string_file.h"
+#include "engine/location/archive_kind.h"
 #include "tests/testutil/archives.h"
 #include "tests/testutil/fixture.h"
 

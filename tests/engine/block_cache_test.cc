@@ -1,4 +1,4 @@
-#include "engine/s3/block_cache.h"
+#include "engine/backends/s3/block_cache.h"
 
 #include <gtest/gtest.h>
 

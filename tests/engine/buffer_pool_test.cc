@@ -1,4 +1,4 @@
-#include "engine/s3/buffer_pool.h"
+#include "engine/backends/s3/buffer_pool.h"
 
 #include <gtest/gtest.h>
 

@@ -7,11 +7,11 @@
 
 #include <filesystem>
 
-#include "engine/archive/archive_cache.h"
+#include "engine/backends/archive/archive_cache.h"
+#include "engine/backends/s3/block_cache.h"
 #include "engine/base/atomic_file.h"
 #include "engine/base/cache_dir.h"
 #include "engine/base/temp_name.h"
-#include "engine/s3/block_cache.h"
 #include "engine/storage/manifest_cache.h"
 #include "tests/testutil/fixture.h"
 

@@ -5,8 +5,8 @@
 #include <random>
 #include <thread>
 
+#include "engine/backends/routing_storage.h"
 #include "engine/read/resolved_backup.h"
-#include "engine/storage/routing_storage.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {

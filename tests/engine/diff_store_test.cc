@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/backends/local/local_storage.h"
 #include "engine/read/backup_diff.h"
-#include "engine/storage/local_storage.h"
 #include "engine/storage/store.h"
 #include "engine/write/snapshot_writer.h"
 #include "tests/testutil/fixture.h"

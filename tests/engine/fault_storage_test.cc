@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "engine/backends/local/local_storage.h"
 #include "engine/backends/mem/mem_storage.h"
-#include "engine/storage/local_storage.h"
 #include "engine/storage/store_moves.h"
 #include "tests/testutil/fixture.h"
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "engine/s3/s3_address.h"
-#include "engine/s3/s3_keyring.h"
+#include "engine/location/s3_address.h"
+#include "engine/location/s3_keyring.h"
 #include "engine/storage/base_candidates.h"
 
 namespace stitchfs::engine {

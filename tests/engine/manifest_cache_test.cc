@@ -10,6 +10,7 @@
 
 #include "engine/base/index_codec.h"
 #include "engine/base/unique_fd.h"
+#include "engine/storage/backup.h"
 #include "engine/storage/manifest_file.h"
 #include "tests/testutil/fixture.h"
 

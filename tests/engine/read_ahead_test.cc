@@ -1,4 +1,4 @@
-#include "engine/s3/read_ahead.h"
+#include "engine/backends/s3/read_ahead.h"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "engine/storage/local_storage.h"
+#include "engine/backends/local/local_storage.h"
 #include "tests/engine/chain_fixture.h"
 
 namespace stitchfs::engine {

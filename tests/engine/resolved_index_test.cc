@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/backends/local/local_storage.h"
 #include "engine/base/index_codec.h"
 #include "engine/storage/backup.h"
-#include "engine/storage/local_storage.h"
 #include "engine/storage/manifest_cache.h"
 #include "tests/engine/chain_fixture.h"
 

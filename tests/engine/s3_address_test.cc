@@ -1,10 +1,10 @@
-#include "engine/s3/s3_address.h"
+#include "engine/location/s3_address.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "engine/s3/s3_config.h"
+#include "engine/backends/s3/s3_config.h"
 
 namespace stitchfs::engine {
 namespace {

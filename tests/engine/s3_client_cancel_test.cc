@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "engine/s3/s3_address.h"
-#include "engine/s3/s3_client.h"
-#include "engine/s3/s3_config.h"
+#include "engine/backends/s3/s3_client.h"
+#include "engine/backends/s3/s3_config.h"
+#include "engine/location/s3_address.h"
 
 namespace stitchfs::engine {
 namespace {

@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "engine/backends/s3/s3_bucket.h"
 #include "engine/base/md5.h"
-#include "engine/s3/s3_bucket.h"
 
 namespace stitchfs::engine {
 namespace {

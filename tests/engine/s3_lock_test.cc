@@ -1,4 +1,4 @@
-#include "engine/storage/s3_lock.h"
+#include "engine/backends/s3/s3_lock.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

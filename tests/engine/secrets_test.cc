@@ -6,9 +6,9 @@
 #include <map>
 #include <string>
 
+#include "engine/backends/s3/s3_config.h"
 #include "engine/format/data_file_name.h"
-#include "engine/s3/s3_address.h"
-#include "engine/s3/s3_config.h"
+#include "engine/location/s3_address.h"
 #include "engine/storage/base_candidates.h"
 #include "engine/storage/locator.h"
 

@@ -9,8 +9,8 @@
 #include <chrono>
 #include <filesystem>
 
+#include "engine/backends/local/local_storage.h"
 #include "engine/base/unique_fd.h"
-#include "engine/storage/local_storage.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {

@@ -1,0 +1,57 @@
+// DataFile: one data file of a backup, read positionally through the chain's FdCache. It holds
+// no fd itself: the file is (re)opened beneath its backup folder when the cache lacks it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/backends/local/local_folder.h"
+#include "engine/base/fd_cache.h"
+#include "engine/base/random_access_file.h"
+#include "engine/storage/backup.h"
+#include "engine/storage/storage.h"
+
+namespace stitchfs::engine {
+
+// Thread-safe (immutable; the cache is locked internally).
+class DataFile final : public BackupDataFile {
+ public:
+  // Opens `relative` beneath `folder` once to learn its size (and to fail early); keeps
+  // `folder` alive. Errors: kBackupDamaged (missing, not a regular file),
+  // kInsecurePath (a symlink), kIOError.
+  static StatusOr<std::shared_ptr<const DataFile>> Open(std::shared_ptr<FdCache> cache,
+                                                        std::shared_ptr<const LocalFolder> folder,
+                                                        std::string relative);
+  ~DataFile() override;
+
+  uint64_t size() const override { return size_; }
+  const std::string& display_name() const override { return display_; }
+  // An open fd for in-kernel copies; keep the pointer only for the copy.
+  StatusOr<std::shared_ptr<const UniqueFd>> Fd() const;
+  StatusOr<std::shared_ptr<const UniqueFd>> KernelFd() const override { return Fd(); }
+
+ protected:
+  // kBackupDamaged if the file turns out shorter (truncated after open) or was replaced by a
+  // file of another size.
+  Status ReadExact(uint64_t offset, std::span<char> dst) const override;
+
+ private:
+  DataFile(std::shared_ptr<FdCache> cache, std::shared_ptr<const LocalFolder> folder,
+           std::string rel, uint64_t size)
+      : cache_(std::move(cache)),
+        folder_(std::move(folder)),
+        rel_(std::move(rel)),
+        display_(folder_->path() + "/" + rel_),
+        size_(size),
+        key_(NewFdCacheKey()) {}
+  StatusOr<UniqueFd> Reopen() const;
+
+  std::shared_ptr<FdCache> cache_;
+  std::shared_ptr<const LocalFolder> folder_;  // The folder the file is opened beneath.
+  std::string rel_;
+  std::string display_;
+  uint64_t size_;
+  uint64_t key_;  // This file's fd in cache_.
+};
+
+}  // namespace stitchfs::engine

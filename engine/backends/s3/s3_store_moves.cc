@@ -1,0 +1,172 @@
+// StoreMoves for a store in object storage (S3Storage::MovesFor): nothing renames, so a backup
+// leaves the store when its `.backup` goes (a `.stitch-deleting` marker beside its data says
+// why), and is flattened in place by a rewrite (S3Storage::StartRewrite). Storage-layer code
+// kept beside prune: nothing here includes a header above engine/storage/.
+#include <cerrno>
+#include <map>
+
+#include "engine/backends/s3/s3_generation_lock.h"
+#include "engine/backends/s3/s3_lock.h"
+#include "engine/backends/s3/s3_storage.h"
+#include "engine/base/uuid.h"
+#include "engine/storage/store_moves.h"
+
+namespace stitchfs::engine {
+namespace {
+
+constexpr const char* kMarker = ".stitch-deleting";
+constexpr const char* kPruneLock = ".stitch-prune.lock";
+
+class S3StoreMoves final : public StoreMoves {
+ public:
+  S3StoreMoves(S3Address store, const S3Storage& s3) : store_(std::move(store)), s3_(s3) {}
+
+  void RemoveLeftovers() override {
+    auto bucket = s3_.BucketOf(store_);
+    auto list = bucket->List(store_.ObjectKey(""), "/");
+    if (!list.ok()) return;
+    for (const std::string& p : list->prefixes) {
+      S3Address a = store_;
+      a.key = p.substr(0, p.size() - 1);
+      auto marker = bucket->Head(a.ObjectKey(kMarker));
+      auto manifest = bucket->Head(a.ObjectKey(".backup"));
+      if (!marker.ok() || !*marker || !manifest.ok()) continue;
+      if (*manifest) {
+        bucket->Delete(a.ObjectKey(kMarker)).IgnoreError();  // Put back, marker left.
+      } else {
+        RemoveAll(a).IgnoreError();
+      }
+    }
+  }
+
+  std::optional<std::string> NestedBackup(const std::string&, const Manifest&) override {
+    return std::nullopt;  // RemoveBackupObjects spares them.
+  }
+
+  std::vector<uint64_t> BytesFreed(const std::vector<std::string>& paths) override {
+    std::vector<uint64_t> out;
+    for (const std::string& path : paths) {
+      uint64_t sum = 0;
+      if (auto a = ParseS3Address(path); a.ok()) {
+        auto list = s3_.BucketOf(*a)->List(a->ObjectKey(""), "");
+        if (list.ok()) {
+          for (const S3Object& o : list->objects) sum += o.size;
+        }
+      }
+      out.push_back(sum);
+    }
+    return out;
+  }
+
+  StatusOr<std::unique_ptr<StoreReplacement>> StartReplace(const std::string& path,
+                                                           const std::string& uuid) override {
+    ASSIGN_OR_RETURN(auto writer, s3_.StartRewrite(path, uuid));
+    // Names no object of the old version has: it stays whole until the new `.backup` is in.
+    const std::string prefix = ".stitchfs/flat-" + NewUuid().substr(0, 8) + "/";
+    return std::unique_ptr<StoreReplacement>(new CopyReplacement(
+        std::move(writer), prefix,
+        [this, path](BackupWriter& w, std::string_view m) -> StatusOr<uint64_t> {
+          RETURN_IF_ERROR(w.Finish(m));
+          return BytesFreed({path})[0];  // The new version: the old objects are gone.
+        }));
+  }
+
+  ~S3StoreMoves() override {
+    if (locked_) {
+      ReleaseLock(*s3_.BucketOf(store_), store_.ObjectKey(kPruneLock), generation_).IgnoreError();
+    }
+  }
+
+  Status Lock() override {
+    auto bucket = s3_.BucketOf(store_);
+    const std::string key = store_.ObjectKey(kPruneLock);
+    const std::string shown = EscapeForMessage(store_.Location());
+    ASSIGN_OR_RETURN(auto lock, CurrentLock(*bucket, key));
+    if (lock && !S3LockWriterDied(lock->text)) {
+      return Status::IOError("another stitch prune is running on " + shown +
+                                 " (or one on another machine died: then remove " + shown + "/" +
+                                 kPruneLock + (lock->generation > 0 ? " and its .N copies" : "") +
+                                 ")",
+                             EBUSY);
+    }
+    generation_ = lock ? lock->generation + 1 : 0;
+    ASSIGN_OR_RETURN(locked_, CreateLockGeneration(*bucket, key, generation_,
+                                                   S3LockText(WriterIntent{NewUuid(), "", ""}),
+                                                   lock ? lock->text : std::string()));
+    if (!locked_) return Status::IOError("another stitch prune is running on " + shown, EBUSY);
+    return Status::OK();
+  }
+
+  StatusOr<std::vector<StoreWriter>> Writers(const std::set<std::string>& backups) override {
+    auto bucket = s3_.BucketOf(store_);
+    ASSIGN_OR_RETURN(S3Listing list, bucket->List(store_.ObjectKey(""), "/"));
+    std::vector<StoreWriter> out;
+    for (const std::string& p : list.prefixes) {
+      S3Address a = store_;
+      a.key = p.substr(0, p.size() - 1);
+      const size_t slash = a.key.rfind('/');
+      if (backups.count(slash == std::string::npos ? a.key : a.key.substr(slash + 1))) continue;
+      ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
+      if (manifest) continue;
+      ASSIGN_OR_RETURN(auto lock, CurrentLock(*bucket, a.ObjectKey(".lock")));
+      if (lock && !S3LockWriterDied(lock->text)) {
+        out.push_back({a.Location(), ParseLockText(lock->text)});
+      }
+    }
+    return out;
+  }
+
+  Status SetAside(const std::string& path) override {
+    ASSIGN_OR_RETURN(S3Address a, ParseS3Address(path));
+    auto bucket = s3_.BucketOf(a);
+    ASSIGN_OR_RETURN(auto manifest, bucket->GetAll(a.ObjectKey(".backup"), 1ull << 34));
+    if (!manifest) return Status::BackupNotFound("Backup " + path + " has no .backup any more");
+    // The marker holds the manifest: a run killed before putting it back loses nothing that
+    // cannot be recovered by hand (copy the marker to .backup) until the next run removes it.
+    RETURN_IF_ERROR(bucket->Put(a.ObjectKey(kMarker), *manifest));
+    saved_[path] = std::move(*manifest);
+    return bucket->Delete(a.ObjectKey(".backup"));
+  }
+
+  void PutBack(const std::string& path) override {
+    auto a = ParseS3Address(path);
+    auto it = saved_.find(path);
+    if (!a.ok() || it == saved_.end()) return;
+    auto bucket = s3_.BucketOf(*a);
+    if (bucket->Put(a->ObjectKey(".backup"), it->second).ok()) {
+      bucket->Delete(a->ObjectKey(kMarker)).IgnoreError();
+    }
+  }
+
+  Status Remove(const std::string& path) override {
+    ASSIGN_OR_RETURN(S3Address a, ParseS3Address(path));
+    return RemoveAll(a);
+  }
+
+  Status Sync() override { return Status::OK(); }  // Each answered request is durable.
+
+ private:
+  // Every object of the backup at `a`, its marker last (a leftover stays recognisable).
+  Status RemoveAll(const S3Address& a) {
+    auto bucket = s3_.BucketOf(a);
+    const std::string marker = a.ObjectKey(kMarker);
+    RETURN_IF_ERROR(RemoveBackupObjects(*bucket, a.ObjectKey(""),
+                                        [&](const std::string& key) { return key == marker; }));
+    return bucket->Delete(a.ObjectKey(kMarker));
+  }
+
+  const S3Address store_;
+  const S3Storage& s3_;
+  std::map<std::string, std::string> saved_;  // Path -> the `.backup` set aside.
+  bool locked_ = false;                       // Lock() took the prune lock,
+  int generation_ = 0;                        // this generation of it.
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<StoreMoves>> S3Storage::MovesFor(const std::string& location) const {
+  ASSIGN_OR_RETURN(S3Address a, ParseS3Address(location));
+  return std::unique_ptr<StoreMoves>(std::make_unique<S3StoreMoves>(std::move(a), *this));
+}
+
+}  // namespace stitchfs::engine
