@@ -7,7 +7,7 @@
 
 #include "engine/store/prune.h"
 #include "engine/write/flatten.h"
-#include "tests/engine/mem_fixture.h"
+#include "tests/engine/backends/mem/mem_fixture.h"
 
 namespace stitchfs::engine {
 namespace {

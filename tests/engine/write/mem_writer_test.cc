@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/format/data_file_name.h"
-#include "tests/engine/mem_fixture.h"
+#include "tests/engine/backends/mem/mem_fixture.h"
 
 namespace stitchfs::engine {
 namespace {
