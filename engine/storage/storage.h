@@ -1,8 +1,11 @@
 // Storage: where backups live, behind one interface (the role leveldb's Env plays). The
-// resolver, the chain walk and the readers reach backups only through it: opening a backup's
-// folder and its manifest, the identity of a `.backup` (to notice one replaced), opening a data
-// file, listing a store. LocalStorage (local_storage.h) is the one implementation today; an
-// object-storage and an archive implementation plug in here (ARCHITECTURE.md sketches both).
+// resolver, the chain walk, the readers, the writer and prune reach backups only through it:
+// opening a backup's folder and its manifest, the identity of a `.backup` (to notice one
+// replaced), opening a data file, listing a store, writing a backup, and the store moves prune
+// makes. Each backend is a room of engine/backends/ (local, s3, archive; mem and fault for
+// tests), chosen for a location by the router (engine/backends/routing_storage.h). What a
+// backend can do beyond the common part is asked as a capability (MovesFor, LocatorFor,
+// SharesCredentials, a file's KernelFd or Stored object), never by asking which backend it is.
 #pragma once
 
 #include <memory>
