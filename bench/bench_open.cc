@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "engine/format/manifest_cache.h"
 #include "engine/storage/backup.h"
-#include "engine/storage/manifest_cache.h"
 
 namespace {
 

@@ -2,9 +2,9 @@
 
 #include <cstdio>
 
+#include "engine/format/manifest_cache.h"
+#include "engine/location/locator.h"
 #include "engine/storage/clickhouse_config.h"
-#include "engine/storage/locator.h"
-#include "engine/storage/manifest_cache.h"
 
 namespace stitchfs::cli {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "engine/base/status_or.h"
+#include "engine/location/locator.h"
 #include "engine/read/chain_options.h"
-#include "engine/storage/locator.h"
 
 namespace stitchfs::cli {
 

@@ -7,10 +7,10 @@
 #include "engine/base/json_writer.h"
 #include "engine/location/archive_kind.h"
 #include "engine/location/location.h"
+#include "engine/location/locator.h"
 #include "engine/location/s3_address.h"
 #include "engine/read/backup_stats.h"
 #include "engine/storage/base_candidates.h"
-#include "engine/storage/locator.h"
 
 namespace stitchfs::cli {
 namespace {

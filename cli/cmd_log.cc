@@ -6,7 +6,7 @@
 #include "engine/backends/routing_storage.h"
 #include "engine/base/error_table.h"
 #include "engine/base/json_writer.h"
-#include "engine/storage/manifest_cache.h"
+#include "engine/format/manifest_cache.h"
 #include "engine/storage/store.h"
 
 namespace stitchfs::cli {

@@ -6,7 +6,7 @@
 #include "cli/progress.h"
 #include "engine/base/error_table.h"
 #include "engine/base/json_writer.h"
-#include "engine/storage/manifest_cache.h"
+#include "engine/format/manifest_cache.h"
 #include "engine/store/prune.h"
 
 namespace stitchfs::cli {

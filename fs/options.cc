@@ -5,10 +5,10 @@
 #include <set>
 
 #include "engine/location/location.h"
+#include "engine/location/locator.h"
 #include "engine/location/s3_address.h"
 #include "engine/storage/backup_folder.h"
 #include "engine/storage/clickhouse_config.h"
-#include "engine/storage/locator.h"
 
 namespace stitchfs::fs {
 

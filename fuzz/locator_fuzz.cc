@@ -14,9 +14,9 @@
 #include <string>
 #include <string_view>
 
+#include "engine/location/locator.h"
 #include "engine/location/s3_address.h"
 #include "engine/storage/base_candidates.h"
-#include "engine/storage/locator.h"
 #include "fuzz/fuzz_common.h"
 
 namespace {

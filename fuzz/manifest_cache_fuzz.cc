@@ -23,9 +23,9 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/format/manifest_file.h"
 #include "engine/format/manifest_reader.h"
 #include "engine/storage/backup.h"
-#include "engine/storage/manifest_file.h"
 #include "fuzz/fuzz_common.h"
 
 namespace {

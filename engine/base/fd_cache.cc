@@ -2,6 +2,8 @@
 
 #include <sys/resource.h>
 
+#include <atomic>
+
 namespace stitchfs::engine {
 
 StatusOr<std::shared_ptr<const UniqueFd>> FdCache::Get(uint64_t key, const Opener& open) {
@@ -26,6 +28,11 @@ void FdCache::Forget(uint64_t key) {
 size_t FdCache::open_count() const {
   std::lock_guard<std::mutex> lock(mu_);
   return fds_.size();
+}
+
+uint64_t NewFdCacheKey() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1);
 }
 
 size_t DefaultFdCapacity() {

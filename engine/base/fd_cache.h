@@ -33,6 +33,9 @@ class FdCache {
   Lru<uint64_t, std::shared_ptr<const UniqueFd>> fds_;
 };
 
+// A new key for an FdCache entry, never returned before in this process.
+uint64_t NewFdCacheKey();
+
 // A capacity for the fd cache from RLIMIT_NOFILE: a quarter of the soft limit, at least 64.
 size_t DefaultFdCapacity();
 

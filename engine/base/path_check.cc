@@ -1,5 +1,6 @@
 #include "engine/base/path_check.h"
 
+#include <filesystem>
 #include <string>
 
 namespace stitchfs::engine {
@@ -39,6 +40,14 @@ Status CheckRelativePath(std::string_view path) {
     start = i + 1;
   }
   return Status::OK();
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  std::string out = std::filesystem::absolute(path, ec).lexically_normal().string();
+  if (ec || out.empty()) out = path;
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
 }
 
 }  // namespace stitchfs::engine

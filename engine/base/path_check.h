@@ -13,4 +13,8 @@ namespace stitchfs::engine {
 // The message says what is wrong but not which backup; callers prefix it.
 Status CheckRelativePath(std::string_view path);
 
+// The absolute, lexically normal form of `path` (no "." or ".." components, no trailing
+// slash), against the current folder when relative. Symlinks are not resolved.
+std::string AbsolutePath(const std::string& path);
+
 }  // namespace stitchfs::engine

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "engine/base/civil_time.h"
+#include "engine/format/manifest_cache.h"
 #include "engine/read/chain_walk.h"
 #include "engine/read/resolved_index.h"
-#include "engine/storage/manifest_cache.h"
 
 namespace stitchfs::engine {
 namespace {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "engine/storage/locator.h"
+#include "engine/location/locator.h"
 
 namespace stitchfs::engine {
 

@@ -1,8 +1,8 @@
 #include "engine/read/chain_walk.h"
 
+#include "engine/format/manifest_cache.h"
+#include "engine/location/locator.h"
 #include "engine/storage/base_candidates.h"
-#include "engine/storage/locator.h"
-#include "engine/storage/manifest_cache.h"
 
 namespace stitchfs::engine {
 namespace {

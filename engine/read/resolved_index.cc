@@ -6,10 +6,10 @@
 #include <type_traits>
 
 #include "engine/base/index_codec.h"
+#include "engine/location/locator.h"
 #include "engine/read/chain_walk.h"
 #include "engine/storage/backup.h"
 #include "engine/storage/base_candidates.h"
-#include "engine/storage/locator.h"
 
 namespace stitchfs::engine {
 namespace {

@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "engine/backends/routing_storage.h"
+#include "engine/format/manifest_cache.h"
 #include "engine/format/manifest_reader.h"
-#include "engine/storage/manifest_cache.h"
 
 namespace stitchfs::engine {
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/base/path_check.h"
 #include "engine/base/status_or.h"
 
 namespace stitchfs::engine {
@@ -59,12 +60,5 @@ StatusOr<std::shared_ptr<const T>> FolderAs(const std::shared_ptr<const BackupFo
   RETURN_IF_ERROR(FolderAs<T>(*folder).status());
   return std::static_pointer_cast<const T>(folder);
 }
-
-// The absolute, lexically normal form of `path` (no "." or ".." components, no trailing
-// slash), against the current folder when relative. Symlinks are not resolved.
-std::string AbsolutePath(const std::string& path);
-
-// A new key for an FdCache entry, never returned before in this process.
-uint64_t NewFdCacheKey();
 
 }  // namespace stitchfs::engine

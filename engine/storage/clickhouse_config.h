@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/base/status_or.h"
-#include "engine/storage/locator.h"
+#include "engine/location/locator.h"
 
 namespace stitchfs::engine {
 

@@ -18,22 +18,13 @@
 #include "engine/base/random_access_file.h"
 #include "engine/base/shared_bytes.h"
 #include "engine/base/status_or.h"
+#include "engine/format/manifest_identity.h"
 #include "engine/storage/backup_folder.h"
 #include "engine/storage/lock_text.h"
 
 namespace stitchfs::engine {
 
 class StoreMoves;
-
-// What identifies one version of a `.backup`: a manifest rewritten in place or a folder
-// swapped for another one has another identity. (Locally: device, inode, size and times; a
-// storage without inodes fills what identifies its objects, e.g. a hash of an ETag.)
-struct ManifestIdentity {
-  uint64_t dev = 0, ino = 0, size = 0;
-  FileTime mtime, ctime;
-  bool operator==(const ManifestIdentity&) const = default;
-  auto operator<=>(const ManifestIdentity&) const = default;
-};
 
 // A sub-folder of a store that holds a backup manifest.
 struct StoreFolder {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/location/locator.h"
 #include "engine/storage/backup.h"
-#include "engine/storage/locator.h"
 
 namespace stitchfs::engine {
 

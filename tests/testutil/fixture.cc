@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "engine/format/manifest_writer.h"
-#include "engine/storage/locator.h"
+#include "engine/location/locator.h"
 
 namespace fs = std::filesystem;
 

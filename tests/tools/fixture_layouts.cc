@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/base/atomic_file.h"
-#include "engine/storage/locator.h"
+#include "engine/location/locator.h"
 #include "tests/testutil/fixture.h"
 
 namespace fs = std::filesystem;

@@ -18,7 +18,7 @@
 
 #include "engine/base/atomic_file.h"
 #include "engine/format/manifest_writer.h"
-#include "engine/storage/locator.h"
+#include "engine/location/locator.h"
 #include "tests/testutil/archives.h"
 #include "tests/testutil/fixture.h"
 #include "tests/tools/fixture_layouts.h"

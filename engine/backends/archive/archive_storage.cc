@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "engine/base/fd_file.h"
-#include "engine/storage/locator.h"
+#include "engine/location/locator.h"
 
 namespace stitchfs::engine {
 

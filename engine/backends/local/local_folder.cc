@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "engine/base/fd_cache.h"
+
 namespace stitchfs::engine {
 
 LocalFolder::LocalFolder(std::string path, FolderIdentity id)

@@ -13,8 +13,8 @@
 #include "engine/base/fd_file.h"
 #include "engine/base/posix_file.h"
 #include "engine/format/data_file_name.h"
+#include "engine/location/locator.h"
 #include "engine/storage/backup.h"
-#include "engine/storage/locator.h"
 #include "engine/storage/store.h"
 
 namespace stitchfs::engine {

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "engine/format/data_file_name.h"
-#include "engine/storage/locator.h"
+#include "engine/location/locator.h"
 
 namespace stitchfs::engine {
 namespace {

@@ -11,8 +11,8 @@
 #include "engine/backends/s3/s3_files.h"
 #include "engine/base/path_check.h"
 #include "engine/location/archive_kind.h"
+#include "engine/location/locator.h"
 #include "engine/location/s3_keyring.h"
-#include "engine/storage/locator.h"
 
 namespace stitchfs::engine {
 namespace {

@@ -9,8 +9,8 @@
 #include <filesystem>
 
 #include "engine/backends/s3/block_cache.h"
+#include "engine/format/manifest_cache.h"
 #include "engine/format/manifest_reader.h"
-#include "engine/storage/manifest_cache.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {

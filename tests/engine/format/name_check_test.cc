@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "engine/base/unique_fd.h"
+#include "engine/format/manifest_file.h"
 #include "engine/format/manifest_reader.h"
-#include "engine/storage/manifest_file.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {

@@ -9,8 +9,8 @@
 
 #include "engine/backends/local/local_storage.h"
 #include "engine/base/index_codec.h"
+#include "engine/format/manifest_cache.h"
 #include "engine/storage/backup.h"
-#include "engine/storage/manifest_cache.h"
 #include "tests/engine/chain_fixture.h"
 
 namespace stitchfs::engine {

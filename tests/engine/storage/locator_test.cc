@@ -1,4 +1,4 @@
-#include "engine/storage/locator.h"
+#include "engine/location/locator.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "engine/storage/manifest_cache.h"
+#include "engine/format/manifest_cache.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 
 #include "engine/base/index_codec.h"
 #include "engine/base/unique_fd.h"
+#include "engine/format/manifest_file.h"
 #include "engine/storage/backup.h"
-#include "engine/storage/manifest_file.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {

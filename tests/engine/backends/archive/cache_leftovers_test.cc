@@ -12,7 +12,7 @@
 #include "engine/base/atomic_file.h"
 #include "engine/base/cache_dir.h"
 #include "engine/base/temp_name.h"
-#include "engine/storage/manifest_cache.h"
+#include "engine/format/manifest_cache.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {

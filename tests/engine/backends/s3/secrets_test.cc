@@ -8,9 +8,9 @@
 
 #include "engine/backends/s3/s3_config.h"
 #include "engine/format/data_file_name.h"
+#include "engine/location/locator.h"
 #include "engine/location/s3_address.h"
 #include "engine/storage/base_candidates.h"
-#include "engine/storage/locator.h"
 
 namespace stitchfs::engine {
 namespace {

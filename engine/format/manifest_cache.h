@@ -13,7 +13,7 @@
 
 #include "engine/base/shared_bytes.h"
 #include "engine/format/manifest.h"
-#include "engine/storage/storage.h"
+#include "engine/format/manifest_identity.h"
 
 namespace stitchfs::engine {
 

@@ -1,4 +1,4 @@
-#include "engine/storage/manifest_cache.h"
+#include "engine/format/manifest_cache.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,9 +17,9 @@
 #include "engine/base/posix_file.h"
 #include "engine/base/temp_name.h"
 #include "engine/base/unique_fd.h"
+#include "engine/format/manifest_file.h"
+#include "engine/location/locator.h"
 #include "engine/location/s3_address.h"
-#include "engine/storage/locator.h"
-#include "engine/storage/manifest_file.h"
 
 namespace stitchfs::engine {
 const ManifestCache* ManifestCache::Default() {

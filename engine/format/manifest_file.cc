@@ -1,4 +1,4 @@
-#include "engine/storage/manifest_file.h"
+#include "engine/format/manifest_file.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "engine/format/manifest.h"
-#include "engine/storage/storage.h"
+#include "engine/format/manifest_identity.h"
 
 namespace stitchfs::engine {
 

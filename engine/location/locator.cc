@@ -1,4 +1,4 @@
-#include "engine/storage/locator.h"
+#include "engine/location/locator.h"
 
 #include <cctype>
 #include <filesystem>
@@ -7,7 +7,6 @@
 #include "engine/location/location.h"
 #include "engine/location/s3_address.h"
 #include "engine/location/s3_keyring.h"
-#include "engine/storage/backup_folder.h"
 
 namespace stitchfs::engine {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "engine/base/path_check.h"
 #include "engine/format/hard_links.h"
+#include "engine/format/manifest_file.h"
 #include "engine/format/name_check.h"
-#include "engine/storage/manifest_file.h"
 
 namespace stitchfs::engine {
 namespace {
