@@ -1,4 +1,4 @@
-// libFuzzer target for base-backup locators (engine/storage/locator.h, base_candidates.h): the
+// libFuzzer target for base-backup locators (engine/location/locator.h, engine/storage/base_candidates.h): the
 // input is the text of a <base_backup>. ParseLocator, FindBaseCandidates (with a backups root
 // and a few mapped disks) and RedactLocator run on it: every candidate must be absolute and
 // lexically normal (an S3 one: a normal S3 location), at most one primary and first, a Disk
