@@ -1,12 +1,12 @@
-// libFuzzer target for base-backup locators (engine/location/locator.h, engine/storage/base_candidates.h): the
-// input is the text of a <base_backup>. ParseLocator, FindBaseCandidates (with a backups root
-// and a few mapped disks) and RedactLocator run on it: every candidate must be absolute and
-// lexically normal (an S3 one: a normal S3 location), at most one primary and first, a Disk
-// primary inside its disk's folder, no secret in a candidate or its reason, an S3 locator shown
-// with its credentials hidden; errors must carry a documented code (a locator that does not
-// parse is the backup's damage) and never show a secret; StripLocatorCredentials keeps no
-// secret, is idempotent and names the same candidates; and FileLocator of the input must parse
-// back to exactly that path.
+// libFuzzer target for base-backup locators (engine/location/locator.h,
+// engine/storage/base_candidates.h): the input is the text of a <base_backup>. ParseLocator,
+// FindBaseCandidates (with a backups root and a few mapped disks) and RedactLocator run on it:
+// every candidate must be absolute and lexically normal (an S3 one: a normal S3 location), at most
+// one primary and first, a Disk primary inside its disk's folder, no secret in a candidate or its
+// reason, an S3 locator shown with its credentials hidden; errors must carry a documented code (a
+// locator that does not parse is the backup's damage) and never show a secret;
+// StripLocatorCredentials keeps no secret, is idempotent and names the same candidates; and
+// FileLocator of the input must parse back to exactly that path.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
