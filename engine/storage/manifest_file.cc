@@ -207,15 +207,16 @@ Status ManifestFile::Write(int fd, const Manifest& m, const ManifestIdentity& id
   h.id = id;
   const std::string strings = HeaderStrings(m);
   h.strings = strings.size();
-  h.entries = m.entries_.size();
-  h.metas = m.meta_.size();
-  h.nodes = m.nodes_.size();
-  h.by_name = m.by_name_.size();
-  h.by_content = m.by_content_.size();
+  const ManifestTables& t = m.tables();
+  h.entries = t.entries.size();
+  h.metas = t.meta.size();
+  h.nodes = t.nodes.size();
+  h.by_name = t.by_name.size();
+  h.by_content = t.by_content.size();
   Out out(fd);
   out.Put(strings.data(), strings.size());
   uint64_t off = 0;  // Names are laid out in the order records and nodes name them.
-  for (const Manifest::Record& r : m.entries_) {
+  for (const ManifestTables::Record& r : t.entries) {
     DiskRecord d{r.size, r.base_size, r.checksum,      r.base_checksum, off,
                  kNone,  r.name_len,  r.data_file_len, r.flags,         r.meta_index};
     off += r.name_len;
@@ -225,20 +226,20 @@ Status ManifestFile::Write(int fd, const Manifest& m, const ManifestIdentity& id
     }
     out.PutValue(d);
   }
-  out.Put(m.meta_.data(), m.meta_.size() * sizeof(PosixMeta));
-  for (const Manifest::NodeRecord& n : m.nodes_) {
+  out.Put(t.meta.data(), t.meta.size() * sizeof(PosixMeta));
+  for (const ManifestTables::NodeRecord& n : t.nodes) {
     DiskNode d{off,   off + n.name_len, n.name_len, n.target_len, static_cast<uint32_t>(n.type), 0,
                n.meta};
     off += n.name_len + n.target_len;
     out.PutValue(d);
   }
-  out.Put(m.by_name_.data(), m.by_name_.size() * 4);
-  out.Put(m.by_content_.data(), m.by_content_.size() * 4);
-  for (const Manifest::Record& r : m.entries_) {
+  out.Put(t.by_name.data(), t.by_name.size() * 4);
+  out.Put(t.by_content.data(), t.by_content.size() * 4);
+  for (const ManifestTables::Record& r : t.entries) {
     out.Put(r.name, r.name_len);
     if (r.data_file) out.Put(r.data_file, r.data_file_len);
   }
-  for (const Manifest::NodeRecord& n : m.nodes_) {
+  for (const ManifestTables::NodeRecord& n : t.nodes) {
     out.Put(n.name, n.name_len);
     out.Put(n.target, n.target_len);
   }
@@ -287,16 +288,16 @@ StatusOr<std::unique_ptr<const Manifest>> ManifestFile::Read(int fd, const Manif
     return Status::IOError("reading a cached manifest", errno);
   }
   if (!HeaderFits(h, id, static_cast<uint64_t>(st.st_size))) return bad;
-  auto m = std::make_unique<Manifest>();
+  auto m = std::make_unique<ManifestTables>();
   In in(fd);
   std::string strings(h.strings, '\0');
   if (!in.Get(strings.data(), strings.size()) ||
-      !ParseHeaderStrings(strings, &m->header_, &m->missing_) || !CheckHeader(&m->header_).ok()) {
+      !ParseHeaderStrings(strings, &m->header, &m->missing) || !CheckHeader(&m->header).ok()) {
     return bad;
   }
   auto names = std::unique_ptr<char[]>(new char[h.names + 1]);
-  m->entries_.resize(h.entries);
-  for (Manifest::Record& r : m->entries_) {
+  m->entries.resize(h.entries);
+  for (ManifestTables::Record& r : m->entries) {
     DiskRecord d;
     if (!in.Get(&d, sizeof d)) return bad;
     r = {
@@ -311,12 +312,12 @@ StatusOr<std::unique_ptr<const Manifest>> ManifestFile::Read(int fd, const Manif
         d.flags,
         d.meta_index};
     if (!r.name || (d.data_file != kNone && !r.data_file)) return bad;
-    if (r.meta_index != Manifest::kNoMeta && r.meta_index >= h.metas) return bad;
+    if (r.meta_index != ManifestTables::kNoMeta && r.meta_index >= h.metas) return bad;
   }
-  m->meta_.resize(h.metas);
-  if (!in.Get(m->meta_.data(), h.metas * sizeof(PosixMeta))) return bad;
-  m->nodes_.resize(h.nodes);
-  for (Manifest::NodeRecord& n : m->nodes_) {
+  m->meta.resize(h.metas);
+  if (!in.Get(m->meta.data(), h.metas * sizeof(PosixMeta))) return bad;
+  m->nodes.resize(h.nodes);
+  for (ManifestTables::NodeRecord& n : m->nodes) {
     DiskNode d;
     if (!in.Get(&d, sizeof d) || d.type > 1) return bad;
     n = {NameAt(names.get(), h.names, d.name, d.name_len),
@@ -327,18 +328,19 @@ StatusOr<std::unique_ptr<const Manifest>> ManifestFile::Read(int fd, const Manif
          d.meta};
     if (!n.name || !n.target) return bad;
   }
-  m->by_name_.resize(h.by_name);
-  m->by_content_.resize(h.by_content);
-  if (!in.Get(m->by_name_.data(), h.by_name * 4) ||
-      !in.Get(m->by_content_.data(), h.by_content * 4) || !in.Get(names.get(), h.names)) {
+  m->by_name.resize(h.by_name);
+  m->by_content.resize(h.by_content);
+  if (!in.Get(m->by_name.data(), h.by_name * 4) ||
+      !in.Get(m->by_content.data(), h.by_content * 4) || !in.Get(names.get(), h.names)) {
     return bad;
   }
   const XXH128_hash_t digest = in.Digest();
   if (digest.low64 != h.hash_low || digest.high64 != h.hash_high) return bad;
-  if (!Consistent(*m)) return bad;
-  m->arena_bytes_ = h.names;
-  m->arena_blocks_.push_back(std::move(names));
-  return std::unique_ptr<const Manifest>(std::move(m));
+  m->arena_bytes = h.names;
+  m->arena_blocks.push_back(std::move(names));
+  std::unique_ptr<const Manifest> checked = Consistent(std::move(*m));
+  if (!checked) return bad;
+  return checked;
 }
 
 }  // namespace stitchfs::engine
