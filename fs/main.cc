@@ -17,6 +17,7 @@
 #include "cli/progress.h"
 #include "engine/base/cache_dir.h"
 #include "engine/base/error_table.h"
+#include "engine/read/open_resolved.h"
 #include "engine/s3/s3_address.h"
 #include "engine/storage/locator.h"
 #include "engine/storage/manifest_cache.h"
@@ -211,7 +212,7 @@ int main(int argc, char** argv) {
     if (o.share_inodes) {
       return Fail(eng::kExitUsage, "-o share_inodes needs a store of backups, not one backup");
     }
-    auto backup = eng::ResolvedBackup::Open(o.backup, o.chain);
+    auto backup = eng::OpenResolved(o.backup, o.chain);
     if (!backup.ok()) return Fail(eng::ExitCodeFor(backup.status()), backup.status().ToString());
     attr.default_mtime_sec = eng::CivilToEpochSeconds((*backup)->top().header().time);
     state.ns = std::make_unique<sfs::BackupView>(*backup, attr);

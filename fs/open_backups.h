@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/base/lru.h"
+#include "engine/read/chain_options.h"
 #include "engine/storage/backup.h"
 #include "engine/store/store_index.h"
 #include "fs/backup_view.h"

@@ -105,6 +105,12 @@ std::optional<size_t> Manifest::FindByContent(uint64_t size, const Checksum& che
   return *it;
 }
 
+size_t Manifest::ContentRep(size_t i) const {
+  if (IsContentRep(i)) return i;
+  const ManifestTables::Record& r = t_.entries[i];
+  return r.size == 0 ? i : *FindByContent(r.size, r.checksum);
+}
+
 uint64_t Manifest::ContentSignature() const {
   XXH3_state_t* st = XXH3_createState();
   if (st == nullptr) return 0;

@@ -148,6 +148,9 @@ class Manifest {
   std::optional<size_t> FindByContent(uint64_t size, const Checksum& checksum) const;
   // True if entry `i` is the one FindByContent returns for its content (REQUIRES: size > 0).
   bool IsContentRep(size_t i) const { return (t_.entries[i].flags & ManifestTables::kRep) != 0; }
+  // The entry whose data location and base coverage serve entry `i`'s content: the one
+  // FindByContent returns, or `i` itself for an empty file (REQUIRES: i < num_entries()).
+  size_t ContentRep(size_t i) const;
   // Entry indexes sorted by name (byte order), duplicates of a name removed (first kept; a
   // manifest read or loaded from the cache has none: CheckNames, name_check.h).
   const std::vector<uint32_t>& by_name() const { return t_.by_name; }

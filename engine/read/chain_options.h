@@ -1,11 +1,14 @@
 // ChainOptions: how the bases of a backup are found and opened (the backups root and disks
-// locators are relative to, an explicit base, depth limit, shared caches).
+// locators are relative to, an explicit base, depth limit, shared caches); ResolveOptions:
+// what is resolved besides each file's extents.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 
+#include "engine/format/manifest.h"
 #include "engine/storage/locator.h"
 
 namespace stitchfs::engine {
@@ -28,6 +31,17 @@ struct ChainOptions {
   // Parsed manifests and resolved indexes kept across runs (the front ends pass the per-user
   // one, ManifestCache::Default()); none if null.
   const ManifestCache* cache = nullptr;
+};
+
+struct ResolveOptions {
+  // Also find each file's origin: the oldest backup down the chain from which the file (same
+  // name, size, checksum and metadata) is unchanged. The walk stops at the first base for
+  // which `origin_ok` (if set) says no.
+  bool origins = false;
+  std::function<bool(const ManifestHeader&)> origin_ok;
+  // Also keep, for each file, every (size, checksum) its chain records as a prefix of it
+  // (what `stitch diff` needs to call a change an append).
+  bool prefixes = false;
 };
 
 }  // namespace stitchfs::engine

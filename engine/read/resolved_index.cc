@@ -141,26 +141,27 @@ ManifestIdentity IdentityOf(const LevelRecord& r) {
 std::string ResolvedIndex::Encode(const ResolvedBackup& r) {
   std::string strings;
   std::vector<LevelRecord> levels;
-  for (const auto& l : r.levels_) levels.push_back(RecordOf(l, &strings));
+  const ResolvedTables& t = r.tables();
+  for (const auto& l : t.levels) levels.push_back(RecordOf(l, &strings));
   Header h = {};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.version = kVersion;
   h.endian = kEndian;
   h.num_entries = r.top().manifest().num_entries();
   h.depth = levels.size();
-  h.num_files = r.files_.size();
-  h.num_extents = r.extents_.size();
-  h.num_first = r.first_extent_.size();
-  h.num_origins = r.origins_.size();
-  h.names_bytes = r.names_.size();
+  h.num_files = t.files.size();
+  h.num_extents = t.extents.size();
+  h.num_first = t.first_extent.size();
+  h.num_origins = t.origins.size();
+  h.names_bytes = t.names.size();
   h.strings_bytes = strings.size();
   Writer w;
   w.Put(std::span<const LevelRecord>(levels));
-  w.Put(r.files_);
-  w.Put(r.first_extent_);
-  w.Put(r.extents_);
-  w.Put(r.origins_);
-  w.Put(r.names_);
+  w.Put(t.files);
+  w.Put(t.first_extent);
+  w.Put(t.extents);
+  w.Put(t.origins);
+  w.Put(t.names);
   w.Put(strings);
   const std::string& body = w.out();
   h.length = sizeof h + body.size();
@@ -341,18 +342,16 @@ StatusOr<std::unique_ptr<ResolvedBackup>> ResolvedIndex::Decode(const SharedByte
                                                                 const ChainOptions& o,
                                                                 bool keep_origins) {
   ASSIGN_OR_RETURN(Decoded d, ReadRecords(bytes.view()));
-  std::unique_ptr<ResolvedBackup> r(new ResolvedBackup());
+  ResolvedTables r;
   RETURN_IF_ERROR(CheckExtents(d, top->manifest()));
-  RETURN_IF_ERROR(CheckLevels(d, *top, o, &r->levels_));
-  r->top_ = std::move(top);
-  r->storage_ = o.storage;
-  r->backing_ = bytes.owner();
-  r->files_ = d.files;
-  r->names_ = d.names;
-  r->first_extent_ = d.first;
-  r->extents_ = d.extents;
-  if (keep_origins) r->origins_ = d.origins;
-  return r;
+  RETURN_IF_ERROR(CheckLevels(d, *top, o, &r.levels));
+  r.backing = bytes.owner();
+  r.files = d.files;
+  r.names = d.names;
+  r.first_extent = d.first;
+  r.extents = d.extents;
+  if (keep_origins) r.origins = d.origins;
+  return std::make_unique<ResolvedBackup>(std::move(top), o.storage, std::move(r));
 }
 
 }  // namespace stitchfs::engine

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "engine/archive/archive_kind.h"
+#include "engine/read/open_resolved.h"
 #include "engine/read/resolved_backup.h"
 #include "engine/storage/locator.h"
 #include "engine/storage/routing_storage.h"
@@ -48,7 +49,7 @@ std::map<size_t, std::string> Kept(const std::vector<StoreEntry>& all, const Pru
 // indexes (nullopt for a base outside the store), level 0 first.
 StatusOr<std::vector<std::optional<size_t>>> ChainInStore(const std::vector<StoreEntry>& all,
                                                           size_t k, const ChainOptions& o) {
-  auto chain = ResolvedBackup::Open(all[k].path, o);
+  auto chain = OpenResolved(all[k].path, o);
   if (!chain.ok()) {
     return chain.status().WithPrefix("prune removes nothing while a kept backup does not open (" +
                                      all[k].name + "): ");
@@ -132,7 +133,7 @@ Status ProveStore(const std::string& store, const std::vector<StoreEntry>& all,
   }
   o.backups = std::make_shared<BackupCache>(size_t{256} << 20);
   for (const std::string& path : paths) {
-    auto chain = ResolvedBackup::Open(path, o);
+    auto chain = OpenResolved(path, o);
     if (!chain.ok()) {
       return chain.status().WithPrefix("backup " + path +
                                        " would no longer open; prune aborted, nothing removed: ");
@@ -240,7 +241,7 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   };
   for (size_t i = 0; i < plan.size(); ++i) {  // Oldest first.
     if (plan[i].kind == PruneAction::kFlatten) {
-      ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(all[i].path, o));
+      ASSIGN_OR_RETURN(auto chain, OpenResolved(all[i].path, o));
       ASSIGN_OR_RETURN(plan[i].written, FlattenInPlace(*chain, all[i].path, *moves, on_copy));
     } else if (plan[i].kind == PruneAction::kRemove) {
       doomed.push_back(all[i].path);

@@ -18,6 +18,7 @@
 #include "engine/base/uuid.h"
 #include "engine/format/manifest_writer.h"
 #include "engine/read/chain_compose.h"
+#include "engine/read/open_resolved.h"
 #include "engine/read/resolved_backup.h"
 #include "engine/s3/s3_address.h"
 #include "engine/storage/backup.h"
@@ -134,7 +135,7 @@ StatusOr<std::shared_ptr<const ResolvedBackup>> OpenBase(const BackupOptions& o)
   if (o.base.empty()) return std::shared_ptr<const ResolvedBackup>();
   ResolveOptions r;
   r.origins = true;  // For the new backup's resolved index.
-  auto chain = ResolvedBackup::Open(o.base, o.base_chain, r);
+  auto chain = OpenResolved(o.base, o.base_chain, r);
   if (!chain.ok()) return chain.status().WithPrefix("base backup " + o.base + ": ");
   return chain;
 }

@@ -5,6 +5,7 @@
 #include <random>
 #include <thread>
 
+#include "engine/read/open_resolved.h"
 #include "engine/read/resolved_backup.h"
 #include "engine/storage/routing_storage.h"
 #include "tests/testutil/fixture.h"
@@ -87,7 +88,7 @@ TEST(ConcatFileTest, RandomConcurrentReadsOfAStitchedChainMatchTheOriginal) {
   }
   ChainOptions options;
   options.max_open_files = 4;  // Fewer than the 12 data files: reads must reopen as needed.
-  auto opened = ResolvedBackup::Open(chain.back()->dir(), options);
+  auto opened = OpenResolved(chain.back()->dir(), options);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   auto file = (*opened)->OpenEntry(0);
   ASSERT_TRUE(file.ok());

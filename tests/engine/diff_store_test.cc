@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "engine/read/backup_diff.h"
+#include "engine/read/open_resolved.h"
 #include "engine/storage/local_storage.h"
 #include "engine/storage/store.h"
 #include "engine/write/snapshot_writer.h"
@@ -30,7 +31,7 @@ class DiffTest : public ::testing::Test {
   std::shared_ptr<const ResolvedBackup> Open(const std::string& name) {
     ResolveOptions with_prefixes;
     with_prefixes.prefixes = true;
-    auto c = ResolvedBackup::Open(dir_ / ("store/" + name), {}, with_prefixes);
+    auto c = OpenResolved(dir_ / ("store/" + name), {}, with_prefixes);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return *c;
   }

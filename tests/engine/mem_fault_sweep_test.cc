@@ -8,6 +8,7 @@
 
 #include <functional>
 
+#include "engine/read/open_resolved.h"
 #include "engine/store/prune.h"
 #include "engine/write/flatten.h"
 #include "tests/engine/mem_fixture.h"
@@ -256,7 +257,7 @@ TEST_P(FaultSweepTest, Flatten) {
   const auto flatten = [&](std::shared_ptr<const Storage> storage) -> Status {
     ChainOptions o;
     o.storage = storage;
-    ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(At("b2"), o));
+    ASSIGN_OR_RETURN(auto chain, OpenResolved(At("b2"), o));
     return FlattenBackup(*chain, At("flat"), false, *storage).status();
   };
   const int runs =

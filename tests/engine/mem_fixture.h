@@ -14,6 +14,7 @@
 
 #include "engine/backends/fault/fault_storage.h"
 #include "engine/backends/mem/mem_storage.h"
+#include "engine/read/open_resolved.h"
 #include "engine/read/resolved_backup.h"
 #include "engine/write/snapshot_writer.h"
 #include "tests/testutil/fixture.h"
@@ -66,7 +67,7 @@ class MemStoreTest : public ::testing::Test {
                            const Tree& want, size_t* depth = nullptr) {
     ChainOptions o;
     o.storage = storage;
-    auto chain = ResolvedBackup::Open(path, o);
+    auto chain = OpenResolved(path, o);
     if (!chain.ok()) return "error: " + path + " does not open: " + chain.status().ToString();
     if (depth) *depth = (*chain)->depth();
     const Manifest& m = (*chain)->top().manifest();

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "engine/read/open_resolved.h"
 #include "engine/storage/local_storage.h"
 #include "tests/engine/chain_fixture.h"
 
@@ -22,7 +23,7 @@ std::string ReadAll(const RandomAccessFile& f) {
 
 std::shared_ptr<const ResolvedBackup> MustOpen(const std::string& dir, const ChainOptions& o = {},
                                                const ResolveOptions& r = {}) {
-  auto b = ResolvedBackup::Open(dir, o, r);
+  auto b = OpenResolved(dir, o, r);
   EXPECT_TRUE(b.ok()) << b.status().ToString();
   return b.ok() ? *b : nullptr;
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "engine/read/open_resolved.h"
 #include "engine/storage/backup.h"
 #include "engine/storage/local_storage.h"
 #include "engine/storage/manifest_cache.h"
@@ -58,7 +59,7 @@ class ResolvedIndexTest : public ChainTest {
   std::shared_ptr<const ResolvedBackup> Open(const std::string& name, const ChainOptions& o) {
     ResolveOptions r;
     r.origins = true;
-    auto b = ResolvedBackup::Open(dir_ / name, o, r);
+    auto b = OpenResolved(dir_ / name, o, r);
     EXPECT_TRUE(b.ok()) << b.status().ToString();
     return b.ok() ? *b : nullptr;
   }
@@ -67,7 +68,7 @@ class ResolvedIndexTest : public ChainTest {
     ResolveOptions r;
     r.origins = true;
     r.prefixes = true;
-    auto b = ResolvedBackup::Open(dir_ / name, ChainOptions{}, r);
+    auto b = OpenResolved(dir_ / name, ChainOptions{}, r);
     EXPECT_TRUE(b.ok()) << b.status().ToString();
     return b.ok() ? Describe(**b) : "";
   }
@@ -147,7 +148,7 @@ TEST_F(ResolvedIndexTest, ABaseRewrittenOrReplacedMakesTheIndexStale) {
   other.header.uuid = b0_uuid_;
   other.AddStored("log/app.log", "other");
   ASSERT_OK(other.Write());
-  auto broken = ResolvedBackup::Open(dir_ / "b2", Options());
+  auto broken = OpenResolved(dir_ / "b2", Options());
   EXPECT_EQ(broken.status().code(), ErrorCode::kWrongBaseBackup) << broken.status().ToString();
 }
 
@@ -155,7 +156,7 @@ TEST_F(ResolvedIndexTest, AnIndexIsUsedOnlyWhereItsBasesAre) {
   ASSERT_TRUE(Open("b2", Options()));
   fs::rename(dir_ / "b1", dir_ / "moved");
   ChainOptions o = Options();
-  EXPECT_EQ(ResolvedBackup::Open(dir_ / "b2", o).status().code(), ErrorCode::kNoBaseBackup);
+  EXPECT_EQ(OpenResolved(dir_ / "b2", o).status().code(), ErrorCode::kNoBaseBackup);
   o.base_override = dir_ / "moved";
   auto b = Open("b2", o);
   ASSERT_TRUE(b);
@@ -232,7 +233,7 @@ TEST_F(ResolvedIndexTest, ADeepChainWithoutIndexesOpensFromItsBottomAndKeepsChec
   fs::rename(dir_ / "copy", dir_ / "l11");
   ChainOptions o = Options();
   o.cache = nullptr;  // Nothing cached: the whole way down.
-  auto walked_again = ResolvedBackup::Open(dir_ / "l19", o);
+  auto walked_again = OpenResolved(dir_ / "l19", o);
   ASSERT_TRUE(walked_again.ok()) << walked_again.status().ToString();
   auto again = Open("l19", Options());
   ASSERT_TRUE(again);

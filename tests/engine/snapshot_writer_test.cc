@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "engine/format/manifest_reader.h"
+#include "engine/read/open_resolved.h"
 #include "engine/read/restore.h"
 #include "tests/testutil/fixture.h"
 #include "tests/testutil/tree.h"
@@ -42,7 +43,7 @@ class WriterTest : public ::testing::Test {
   }
 
   std::shared_ptr<const ResolvedBackup> Open(const std::string& name) {
-    auto c = ResolvedBackup::Open(dir_ / name);
+    auto c = OpenResolved(dir_ / name);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? *c : nullptr;
   }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 
+#include "engine/read/open_resolved.h"
 #include "engine/read/restore.h"
 #include "engine/write/snapshot_writer.h"
 #include "tests/testutil/fixture.h"
@@ -118,7 +119,7 @@ TEST(WriterGenerationsTest, EveryGenerationRestoresExactly) {
     expected.push_back(testutil::DescribeTree(src));
   }
   for (int gen = 0; gen < 14; ++gen) {
-    auto chain = ResolvedBackup::Open(dir / ("g" + std::to_string(gen)));
+    auto chain = OpenResolved(dir / ("g" + std::to_string(gen)));
     ASSERT_TRUE(chain.ok()) << chain.status().ToString();
     RestoreOptions r;
     r.target = dir / ("r" + std::to_string(gen));

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "engine/format/manifest_reader.h"
+#include "engine/read/open_resolved.h"
 #include "engine/write/snapshot_writer.h"
 #include "tests/fs/view_fixture.h"
 
@@ -208,7 +209,7 @@ TEST(BackupViewTest, MetadataOfAStitchfsBackup) {
   o.source = src;
   o.dest = dir / "b";
   ASSERT_OK(engine::WriteBackup(o, nullptr).status());
-  auto backup = engine::ResolvedBackup::Open(o.dest, {});
+  auto backup = engine::OpenResolved(o.dest, {});
   ASSERT_OK(backup.status());
   BackupView view(*backup, {});
 

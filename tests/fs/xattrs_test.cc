@@ -1,6 +1,7 @@
 #include "fs/xattrs.h"
 
 #include "engine/format/manifest_writer.h"
+#include "engine/read/open_resolved.h"
 #include "tests/fs/view_fixture.h"
 #include "tests/testutil/json.h"
 
@@ -144,7 +145,7 @@ engine::StatusOr<std::shared_ptr<const engine::ResolvedBackup>> OpenIncomplete(
   RETURN_IF_ERROR(engine::RenderManifest(h, {&e, 1}, &xml, {}, missing));
   testutil::WriteFile(folder + "/" + kept, "kept");
   testutil::WriteFile(folder + "/.backup", xml);
-  return engine::ResolvedBackup::Open(folder, {});
+  return engine::OpenResolved(folder, {});
 }
 
 TEST(IncompleteXattrTest, ListsWhatTheBackupLacks) {
