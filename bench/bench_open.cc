@@ -9,6 +9,7 @@
 
 #include "engine/storage/backup.h"
 #include "engine/storage/manifest_cache.h"
+#include "engine/storage/routing_storage.h"
 
 namespace {
 
@@ -33,10 +34,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_open BACKUP\n");
     return 2;
   }
+  const auto storage = stitchfs::engine::RoutingStorage::Create();
   const long rss_before = ResidentBytes();
   const auto t0 = std::chrono::steady_clock::now();
   // As the front ends open it: through the per-user manifest cache ($STITCH_CACHE_DIR).
-  auto b = stitchfs::engine::Backup::Open(argv[1], stitchfs::engine::ManifestCache::Default());
+  auto b =
+      stitchfs::engine::Backup::Open(*storage, argv[1], stitchfs::engine::ManifestCache::Default());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!b.ok()) {
     std::fprintf(stderr, "%s\n", b.status().ToString().c_str());

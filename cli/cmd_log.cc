@@ -5,8 +5,6 @@
 #include "cli/progress.h"
 #include "engine/base/error_table.h"
 #include "engine/base/json_writer.h"
-#include "engine/storage/manifest_cache.h"
-#include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
 
 namespace stitchfs::cli {
@@ -14,9 +12,7 @@ namespace stitchfs::cli {
 int CmdLog(int argc, char** argv) {
   auto args = ParseArgs(argc, argv, 1, {{"--json"}, {}, 1, 1, 1});
   if (!args.ok()) return Fail(args.status());
-  auto storage = engine::RoutingStorage::Create();
-  auto list = engine::ListStore(*storage, args->positional[0], engine::ManifestCache::Default(),
-                                args->locators);
+  auto list = engine::ListStore(ContextFrom(*args), args->positional[0]);
   if (!list.ok()) return Fail(list.status());
   int code = engine::kExitOk;
   if (args->Has("--json")) {

@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
   attr.backup_manifest = o.backup_manifest;
   o.chain.cache = eng::ManifestCache::Default();  // The per-user cache.
   // Where backups are read from: folders here, or object storage for S3 addresses.
-  o.chain.storage = eng::RoutingStorage::Create(o.chain.max_open_files, o.s3);
+  o.chain.storage = eng::RoutingStorage::Create(/*max_open_files=*/0, o.s3);
   auto manifest = o.chain.storage->StatManifest(o.backup);
   if (!manifest.ok())
     return Fail(eng::ExitCodeFor(manifest.status()), manifest.status().ToString());

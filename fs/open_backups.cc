@@ -13,7 +13,7 @@ namespace stitchfs::fs {
 
 OpenBackups::OpenBackups(std::string store, const StoreOptions& options, Log log)
     : options_(options),
-      index_(std::move(store), options.clock, std::move(log), options.chain.storage) {
+      index_(std::move(store), options.chain.storage, options.clock, std::move(log)) {
   Rescan(/*force=*/true);
 }
 

@@ -15,11 +15,12 @@ namespace stitchfs::engine {
 // has a valid one (its own, or one in the per-user cache), reading a bounded amount whatever
 // the depth; else from the base's resolved form and its own manifest (the base opened the same
 // way, and an index of each level so resolved kept in the per-user cache); holds a bounded
-// number of manifests at a time (besides those the cache keeps). Errors: those of Backup::Open
-// (prefixed with the child for a base), kNoBaseBackup (an entry needs a base, none named or
-// reachable), kWrongBaseBackup (uuid mismatch, an entry missing from its base, a cycle, too deep).
+// number of manifests at a time (besides those the cache keeps). Errors: kInvalidArgument without
+// options.storage; those of Backup::Open (prefixed with the child for a base), kNoBaseBackup (an
+// entry needs a base, none named or reachable), kWrongBaseBackup (uuid mismatch, an entry missing
+// from its base, a cycle, too deep).
 StatusOr<std::shared_ptr<const ResolvedBackup>> OpenResolved(const std::string& dir,
-                                                             const ChainOptions& options = {},
+                                                             const ChainOptions& options,
                                                              const ResolveOptions& r = {});
 
 }  // namespace stitchfs::engine

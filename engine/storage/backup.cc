@@ -9,18 +9,8 @@
 
 #include "engine/format/manifest_reader.h"
 #include "engine/storage/manifest_cache.h"
-#include "engine/storage/routing_storage.h"
 
 namespace stitchfs::engine {
-
-StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
-  return Open(dir, nullptr);
-}
-
-StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir,
-                                                     const ManifestCache* cache) {
-  return Open(*RoutingStorage::Create(), dir, cache);
-}
 
 StatusOr<std::shared_ptr<const Backup>> Backup::Open(const Storage& storage, const std::string& dir,
                                                      const ManifestCache* cache) {

@@ -8,7 +8,6 @@
 #include "engine/read/open_resolved.h"
 #include "engine/read/resolved_backup.h"
 #include "engine/storage/locator.h"
-#include "engine/storage/routing_storage.h"
 #include "engine/storage/store.h"
 #include "engine/storage/store_moves.h"
 #include "engine/write/flatten.h"
@@ -207,21 +206,19 @@ StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
 }  // namespace
 
 StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, const PrunePolicy& p,
-                                              const ManifestCache* cache,
-                                              const LocatorContext& locators,
-                                              const PruneProgress& progress,
-                                              std::shared_ptr<const Storage> storage) {
+                                              const Context& ctx) {
   if (p.keep_last <= 0 && p.keep_daily <= 0 && p.keep_monthly <= 0) {
     return Status::InvalidArgument("a policy needs --keep-last, --keep-daily or --keep-monthly");
   }
   const std::string store = NormalLocation(store_arg);
+  RETURN_IF_ERROR(RequireStorage(ctx, "Store " + store));
   ChainOptions o;
-  o.cache = cache;
-  o.locators = locators;
-  o.storage = storage ? std::move(storage) : RoutingStorage::Create();
+  o.storage = ctx.storage;
+  o.cache = ctx.cache;
+  o.locators = ctx.locators;
   ASSIGN_OR_RETURN(std::unique_ptr<StoreMoves> moves, o.storage->MovesFor(store));
   if (!p.dry_run) RETURN_IF_ERROR(moves->Lock());  // Before the store is read for the plan.
-  ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(*o.storage, store, cache, locators));
+  ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(o, store));
   auto kept = Kept(all, p);
   ASSIGN_OR_RETURN(std::vector<StoreWriter> writers, moves->Writers(NamesOf(all)));
   KeepWritersBases(all, writers, &kept);
@@ -237,7 +234,7 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   }
   const CopyProgress on_copy = [&](uint64_t n) {
     flattened += n;
-    if (progress) progress(std::min(flattened, to_flatten), to_flatten);
+    if (ctx.progress) ctx.progress("flatten", std::min(flattened, to_flatten), to_flatten);
   };
   for (size_t i = 0; i < plan.size(); ++i) {  // Oldest first.
     if (plan[i].kind == PruneAction::kFlatten) {

@@ -187,7 +187,9 @@ TEST_P(FaultSweepTest, PruneKeepLast) {
   PrunePolicy p;
   p.keep_last = 2;
   const auto prune = [&](std::shared_ptr<const Storage> storage) {
-    return PruneStore(kStore, p, nullptr, {}, {}, std::move(storage)).status();
+    Context ctx;
+    ctx.storage = std::move(storage);
+    return PruneStore(kStore, p, ctx).status();
   };
   const int runs = Sweep(
       [&] { WriteChain(4); }, prune,
@@ -216,7 +218,9 @@ TEST_P(FaultSweepTest, PruneSparesARunningWritersBase) {
   PrunePolicy p;
   p.keep_last = 1;
   const auto prune = [&](std::shared_ptr<const Storage> storage) {
-    return PruneStore(kStore, p, nullptr, {}, {}, std::move(storage)).status();
+    Context ctx;
+    ctx.storage = std::move(storage);
+    return PruneStore(kStore, p, ctx).status();
   };
   std::string base_uuid;
   std::unique_ptr<BackupWriter> running;  // Of a live process of each run's disk.

@@ -46,8 +46,7 @@ class MemStoreTest : public ::testing::Test {
     o.source = dir_ / "src";
     o.dest = At(name);
     o.base = base.empty() ? "" : At(base);
-    o.base_chain.storage = storage;
-    o.storage = storage;
+    o.chain.storage = storage;
     o.jobs = 1;
     o.timestamp = "2024-01-" + std::string(day < 10 ? "0" : "") + std::to_string(day) + " 00:00:00";
     return WriteBackup(o, nullptr);

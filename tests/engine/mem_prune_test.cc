@@ -32,7 +32,9 @@ class MemPruneTest : public MemStoreTest {
     PrunePolicy p;
     p.keep_last = keep_last;
     p.dry_run = dry_run;
-    return PruneStore(kStore, p, nullptr, {}, {}, std::move(storage));
+    Context ctx;
+    ctx.storage = std::move(storage);
+    return PruneStore(kStore, p, ctx);
   }
 };
 

@@ -12,6 +12,7 @@
 #include "engine/storage/local_storage.h"
 #include "engine/storage/manifest_cache.h"
 #include "tests/engine/chain_fixture.h"
+#include "tests/testutil/context.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -50,7 +51,7 @@ std::string Describe(const ResolvedBackup& r) {
 class ResolvedIndexTest : public ChainTest {
  protected:
   ChainOptions Options(size_t keep_bytes = size_t{64} << 20) {
-    ChainOptions o;
+    ChainOptions o = testutil::LocalChain();
     o.cache = &cache_;
     o.backups = std::make_shared<BackupCache>(keep_bytes);
     return o;
@@ -68,7 +69,7 @@ class ResolvedIndexTest : public ChainTest {
     ResolveOptions r;
     r.origins = true;
     r.prefixes = true;
-    auto b = OpenResolved(dir_ / name, ChainOptions{}, r);
+    auto b = OpenResolved(dir_ / name, testutil::LocalChain(), r);
     EXPECT_TRUE(b.ok()) << b.status().ToString();
     return b.ok() ? Describe(**b) : "";
   }
@@ -251,7 +252,7 @@ TEST_F(ResolvedIndexTest, DamagedOrForgedIndexesAreMissesOrAddUp) {
   const std::string good = ResolvedIndex::Encode(*r);
   ChainOptions with_storage = Options();
   with_storage.storage = LocalStorage::Create();
-  auto opened = Backup::Open(dir_ / "b2");
+  auto opened = Backup::Open(*with_storage.storage, dir_ / "b2", nullptr);
   ASSERT_TRUE(opened.ok());
   const std::shared_ptr<const Backup> top = *opened;
   ASSERT_TRUE(ResolvedIndex::Decode(SharedBytes::Copy(good), top, with_storage, true).ok());
