@@ -14,9 +14,9 @@
 #include <ctime>
 #include <memory>
 
-#include "cli/progress.h"
 #include "engine/base/cache_dir.h"
 #include "engine/base/error_table.h"
+#include "engine/base/progress_bar.h"
 #include "engine/read/open_resolved.h"
 #include "engine/s3/s3_address.h"
 #include "engine/storage/locator.h"
@@ -172,7 +172,8 @@ int Mount(sfs::MountContext& state, const sfs::Options& o, const char* argv0) {
 int main(int argc, char** argv) {
   EnsureStdFds();
   RaiseFdLimit();
-  stitchfs::cli::ShowArchiveIndexing();
+  // Archives indexed while the backup opens show as bars (ArchiveStorage, under RoutingStorage).
+  eng::ArchiveStorage::SetIndexProgress(eng::TerminalProgress("index"));
   auto parsed = sfs::ParseOptions(argc, argv);
   if (!parsed.ok()) {
     std::fprintf(stderr, "stitchfs: %s\n%s", parsed.status().message().c_str(), sfs::kUsage);
