@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "engine/backends/routing_storage.h"
 #include "engine/format/manifest_cache.h"
 #include "engine/storage/backup.h"
 
@@ -33,10 +34,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_open BACKUP\n");
     return 2;
   }
+  const auto storage = stitchfs::engine::RoutingStorage::Create();
   const long rss_before = ResidentBytes();
   const auto t0 = std::chrono::steady_clock::now();
   // As the front ends open it: through the per-user manifest cache ($STITCH_CACHE_DIR).
-  auto b = stitchfs::engine::Backup::Open(argv[1], stitchfs::engine::ManifestCache::Default());
+  auto b =
+      stitchfs::engine::Backup::Open(*storage, argv[1], stitchfs::engine::ManifestCache::Default());
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!b.ok()) {
     std::fprintf(stderr, "%s\n", b.status().ToString().c_str());

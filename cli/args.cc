@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "engine/backends/routing_storage.h"
 #include "engine/format/manifest_cache.h"
 #include "engine/location/locator.h"
 #include "engine/storage/clickhouse_config.h"
@@ -99,10 +100,17 @@ engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec
   return a;
 }
 
+engine::Context ContextFrom(const Args& args) {
+  engine::Context ctx;
+  ctx.storage = engine::RoutingStorage::Create();
+  ctx.cache = engine::ManifestCache::Default();
+  ctx.locators = args.locators;
+  return ctx;
+}
+
 engine::StatusOr<engine::ChainOptions> ChainOptionsFrom(const Args& args) {
   engine::ChainOptions o;
-  o.cache = engine::ManifestCache::Default();
-  o.locators = args.locators;
+  static_cast<engine::Context&>(o) = ContextFrom(args);
   o.base_override = args.Value("--base");
   return o;
 }

@@ -9,6 +9,7 @@
 #include "engine/base/status_or.h"
 #include "engine/location/locator.h"
 #include "engine/read/chain_options.h"
+#include "engine/storage/context.h"
 
 namespace stitchfs::cli {
 
@@ -45,7 +46,11 @@ struct ArgSpec {
 // the context cannot resolve.
 engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec& spec);
 
-// ChainOptions from the locator context and --base DIR.
+// The context of a command: this machine's files and object storage (one RoutingStorage), the
+// per-user cache, and the locator context of `args`. Each command builds it once.
+engine::Context ContextFrom(const Args& args);
+
+// ChainOptions: ContextFrom(args) and --base DIR.
 engine::StatusOr<engine::ChainOptions> ChainOptionsFrom(const Args& args);
 
 // The options every command that opens a backup accepts.

@@ -17,8 +17,8 @@ engine::StatusOr<engine::BackupOptions> OptionsFrom(const Args& args) {
   o.dest = args.positional[1];
   o.base = args.Value("--base");
   o.base_locator = args.base_locator;
-  ASSIGN_OR_RETURN(o.base_chain, ChainOptionsFrom(args));
-  o.base_chain.base_override.clear();  // --base names the base itself here.
+  ASSIGN_OR_RETURN(o.chain, ChainOptionsFrom(args));
+  o.chain.base_override.clear();  // --base names the base itself here.
   if (auto it = args.values.find("--immutable"); it != args.values.end())
     o.immutable_globs = it->second;
   if (std::string c = args.Value("--checksum"); !c.empty()) {

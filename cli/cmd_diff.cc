@@ -5,6 +5,7 @@
 #include "engine/base/error_table.h"
 #include "engine/base/json_writer.h"
 #include "engine/read/backup_diff.h"
+#include "engine/read/open_resolved.h"
 
 namespace stitchfs::cli {
 namespace {
@@ -50,11 +51,11 @@ int CmdDiff(int argc, char** argv) {
   auto options = ChainOptionsFrom(*args);
   if (!options.ok()) return Fail(options.status());
   options->base_override.clear();
-  auto old_chain = engine::ResolvedBackup::Open(args->positional[0], *options);
+  auto old_chain = engine::OpenResolved(args->positional[0], *options);
   if (!old_chain.ok()) return Fail(old_chain.status());
   engine::ResolveOptions prefixes;
   prefixes.prefixes = true;  // What tells an append from a rewrite.
-  auto new_chain = engine::ResolvedBackup::Open(args->positional[1], *options, prefixes);
+  auto new_chain = engine::OpenResolved(args->positional[1], *options, prefixes);
   if (!new_chain.ok()) return Fail(new_chain.status());
   std::string prefix = args->positional.size() > 2 ? args->positional[2] : "";
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();

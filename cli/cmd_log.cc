@@ -14,9 +14,7 @@ namespace stitchfs::cli {
 int CmdLog(int argc, char** argv) {
   auto args = ParseArgs(argc, argv, 1, {{"--json"}, {}, 1, 1, 1});
   if (!args.ok()) return Fail(args.status());
-  auto storage = engine::RoutingStorage::Create();
-  auto list = engine::ListStore(*storage, args->positional[0], engine::ManifestCache::Default(),
-                                args->locators);
+  auto list = engine::ListStore(ContextFrom(*args), args->positional[0]);
   if (!list.ok()) return Fail(list.status());
   int code = engine::kExitOk;
   if (args->Has("--json")) {

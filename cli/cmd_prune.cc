@@ -45,11 +45,12 @@ int CmdPrune(int argc, char** argv) {
   }
   p.dry_run = args->Has("--dry-run");
   Progress bar("prune: flatten", 0, 0);  // The long part: kept backups whose base goes.
-  auto plan = engine::PruneStore(args->positional[0], p, engine::ManifestCache::Default(),
-                                 args->locators, [&](uint64_t done, uint64_t total) {
-                                   bar.SetTotals(0, total);
-                                   bar.Update(0, done);
-                                 });
+  engine::Context ctx = ContextFrom(*args);
+  ctx.progress = [&](const std::string&, uint64_t done, uint64_t total) {
+    bar.SetTotals(0, total);
+    bar.Update(0, done);
+  };
+  auto plan = engine::PruneStore(args->positional[0], p, ctx);
   bar.Done();
   if (!plan.ok()) return Fail(plan.status());
   uint64_t freed = 0, written = 0, flattened = 0;

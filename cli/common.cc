@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "engine/base/error_table.h"
+#include "engine/read/open_resolved.h"
 
 namespace stitchfs::cli {
 
@@ -27,7 +28,7 @@ std::shared_ptr<const engine::ResolvedBackup> OpenChainFromArgs(
     *exit_code = Fail(options.status());
     return nullptr;
   }
-  auto chain = engine::ResolvedBackup::Open(args->positional[0], *options, resolve);
+  auto chain = engine::OpenResolved(args->positional[0], *options, resolve);
   if (!chain.ok()) {
     *exit_code = Fail(chain.status());
     return nullptr;

@@ -14,14 +14,15 @@
 #include <ctime>
 #include <memory>
 
-#include "cli/progress.h"
 #include "engine/backends/routing_storage.h"
 #include "engine/base/cache_dir.h"
 #include "engine/base/error_table.h"
+#include "engine/base/progress_bar.h"
 #include "engine/format/manifest_cache.h"
 #include "engine/location/location.h"
 #include "engine/location/locator.h"
 #include "engine/location/s3_address.h"
+#include "engine/read/open_resolved.h"
 #include "engine/storage/store.h"
 #include "fs/backup_view.h"
 #include "fs/fuse_ops.h"
@@ -172,7 +173,8 @@ int Mount(sfs::MountContext& state, const sfs::Options& o, const char* argv0) {
 int main(int argc, char** argv) {
   EnsureStdFds();
   RaiseFdLimit();
-  stitchfs::cli::ShowArchiveIndexing();
+  // Archives indexed while the backup opens show as bars (ArchiveStorage, under RoutingStorage).
+  eng::ArchiveStorage::SetIndexProgress(eng::TerminalProgress("index"));
   auto parsed = sfs::ParseOptions(argc, argv);
   if (!parsed.ok()) {
     std::fprintf(stderr, "stitchfs: %s\n%s", parsed.status().message().c_str(), sfs::kUsage);
@@ -204,7 +206,7 @@ int main(int argc, char** argv) {
   attr.backup_manifest = o.backup_manifest;
   o.chain.cache = eng::ManifestCache::Default();  // The per-user cache.
   // Where backups are read from: folders here, or object storage for S3 addresses.
-  o.chain.storage = eng::RoutingStorage::Create(o.chain.max_open_files, o.s3);
+  o.chain.storage = eng::RoutingStorage::Create(/*max_open_files=*/0, o.s3);
   auto manifest = o.chain.storage->StatManifest(o.backup);
   if (!manifest.ok())
     return Fail(eng::ExitCodeFor(manifest.status()), manifest.status().ToString());
@@ -212,7 +214,7 @@ int main(int argc, char** argv) {
     if (o.share_inodes) {
       return Fail(eng::kExitUsage, "-o share_inodes needs a store of backups, not one backup");
     }
-    auto backup = eng::ResolvedBackup::Open(o.backup, o.chain);
+    auto backup = eng::OpenResolved(o.backup, o.chain);
     if (!backup.ok()) return Fail(eng::ExitCodeFor(backup.status()), backup.status().ToString());
     attr.default_mtime_sec = eng::CivilToEpochSeconds((*backup)->top().header().time);
     state.ns = std::make_unique<sfs::BackupView>(*backup, attr);

@@ -7,12 +7,13 @@
 #include <thread>
 
 #include "engine/base/error_table.h"
+#include "engine/read/open_resolved.h"
 
 namespace stitchfs::fs {
 
 OpenBackups::OpenBackups(std::string store, const StoreOptions& options, Log log)
     : options_(options),
-      index_(std::move(store), options.clock, std::move(log), options.chain.storage) {
+      index_(std::move(store), options.chain.storage, options.clock, std::move(log)) {
   Rescan(/*force=*/true);
 }
 
@@ -88,7 +89,7 @@ engine::StatusOr<std::shared_ptr<const BackupView>> OpenBackups::View(uint64_t k
       path = s->path;
     }
     // Outside the lock: slow.
-    auto backup = engine::ResolvedBackup::Open(path, options_.chain, Resolve());
+    auto backup = engine::OpenResolved(path, options_.chain, Resolve());
     bool again = false;
     auto view = [&] {
       std::lock_guard<std::mutex> lock(mu_);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/base/lru.h"
+#include "engine/read/chain_options.h"
 #include "engine/storage/backup.h"
 #include "engine/store/store_index.h"
 #include "fs/backup_view.h"
@@ -18,7 +19,7 @@
 namespace stitchfs::fs {
 
 struct StoreOptions {
-  engine::ChainOptions chain;
+  engine::ChainOptions chain;  // Its storage is required (the mount's main makes it).
   AttrOptions attr;
   size_t max_open_backups = 32;               // Opened backups kept while idle (memory bound),
   size_t max_open_bytes = size_t{256} << 20;  // and their memory in all (MemoryUsage()).

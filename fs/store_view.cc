@@ -38,7 +38,6 @@ engine::Status NoLinkInode(uint64_t ino) {
 
 StoreOptions WithCaches(StoreOptions o) {
   if (!o.chain.backups) o.chain.backups = std::make_shared<engine::BackupCache>();
-  if (!o.chain.storage) o.chain.storage = engine::RoutingStorage::Create(o.chain.max_open_files);
   return o;
 }
 

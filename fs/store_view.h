@@ -34,6 +34,8 @@ namespace stitchfs::fs {
 // Thread-safe.
 class StoreView final : public Namespace {
  public:
+  // The store at `store`, read through options.chain.storage (REQUIRES: set); `log` receives
+  // lines about a store that cannot be read.
   StoreView(std::string store, StoreOptions options, std::function<void(const std::string&)> log);
 
   engine::StatusOr<struct stat> Attr(uint64_t ino) const override;

@@ -54,6 +54,7 @@ void Backup(const fs::path& src, const fs::path& dest, const fs::path& base) {
   o.source = src;
   o.dest = dest;
   o.base = base.empty() ? "" : base.string();
+  o.chain.storage = eng::LocalStorage::Create();
   o.jobs = 1;
   auto s = eng::WriteBackup(o, {});
   Require(s.ok(), "backup for the seed chain", s.ok() ? "" : s.status().ToString());
@@ -84,7 +85,7 @@ const Chain& TheChain() {
     c->index = s.str();
     Require(c->index.size() > kHeaderBytes, "the writer keeps an index");
     c->options.storage = eng::LocalStorage::Create();
-    auto top = eng::Backup::Open(dir / "b2");
+    auto top = eng::Backup::Open(*c->options.storage, dir / "b2", nullptr);
     Require(top.ok(), "open the top");
     c->top = *top;
     auto good =

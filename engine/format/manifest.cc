@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <tuple>
+#include <utility>
 
 namespace stitchfs::engine {
 
@@ -67,7 +68,7 @@ Status CheckEntry(const FileEntry& e) {
 }
 
 FileEntry Manifest::entry(size_t i) const {
-  const Record& r = entries_[i];
+  const ManifestTables::Record& r = t_.entries[i];
   FileEntry e;
   e.name = {r.name, r.name_len};
   e.size = r.size;
@@ -75,33 +76,39 @@ FileEntry Manifest::entry(size_t i) const {
   e.checksum = r.checksum;
   e.base_checksum = r.base_checksum;
   e.data_file = r.data_file ? std::string_view(r.data_file, r.data_file_len) : e.name;
-  e.encrypted_by_disk = (r.flags & kEncrypted) != 0;
-  if (r.meta_index != kNoMeta) e.meta = meta_[r.meta_index];
+  e.encrypted_by_disk = (r.flags & ManifestTables::kEncrypted) != 0;
+  if (r.meta_index != ManifestTables::kNoMeta) e.meta = t_.meta[r.meta_index];
   return e;
 }
 
 Node Manifest::node(size_t i) const {
-  const NodeRecord& r = nodes_[i];
+  const ManifestTables::NodeRecord& r = t_.nodes[i];
   return Node{r.type, {r.name, r.name_len}, {r.target, r.target_len}, r.meta};
 }
 
 std::optional<size_t> Manifest::FindByName(std::string_view name) const {
-  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
-                             [this](uint32_t i, std::string_view n) { return NameOf(i) < n; });
-  if (it == by_name_.end() || NameOf(*it) != name) return std::nullopt;
+  auto it = std::lower_bound(t_.by_name.begin(), t_.by_name.end(), name,
+                             [this](uint32_t i, std::string_view n) { return t_.name(i) < n; });
+  if (it == t_.by_name.end() || t_.name(*it) != name) return std::nullopt;
   return *it;
 }
 
 std::optional<size_t> Manifest::FindByContent(uint64_t size, const Checksum& checksum) const {
   auto key = std::tie(size, checksum);
-  auto it = std::lower_bound(by_content_.begin(), by_content_.end(), key,
+  auto it = std::lower_bound(t_.by_content.begin(), t_.by_content.end(), key,
                              [this](uint32_t i, const auto& k) {
-                               return std::tie(entries_[i].size, entries_[i].checksum) < k;
+                               return std::tie(t_.entries[i].size, t_.entries[i].checksum) < k;
                              });
-  if (it == by_content_.end()) return std::nullopt;
-  const Record& r = entries_[*it];
+  if (it == t_.by_content.end()) return std::nullopt;
+  const ManifestTables::Record& r = t_.entries[*it];
   if (r.size != size || r.checksum != checksum) return std::nullopt;
   return *it;
+}
+
+size_t Manifest::ContentRep(size_t i) const {
+  if (IsContentRep(i)) return i;
+  const ManifestTables::Record& r = t_.entries[i];
+  return r.size == 0 ? i : *FindByContent(r.size, r.checksum);
 }
 
 uint64_t Manifest::ContentSignature() const {
@@ -118,14 +125,14 @@ uint64_t Manifest::ContentSignature() const {
     const PosixMeta none{};
     put(m ? &*m : &none, sizeof(PosixMeta));
   };
-  for (uint32_t i : by_name_) {
+  for (uint32_t i : t_.by_name) {
     const FileEntry e = entry(i);
     put_text(e.name);
     put(&e.size, sizeof e.size);
     put(&e.checksum, sizeof e.checksum);
     put_meta(e.meta);
   }
-  for (size_t i = 0; i < nodes_.size(); ++i) {
+  for (size_t i = 0; i < t_.nodes.size(); ++i) {
     const Node n = node(i);
     const uint32_t type = static_cast<uint32_t>(n.type);
     put(&type, sizeof type);
@@ -139,24 +146,23 @@ uint64_t Manifest::ContentSignature() const {
 }
 
 size_t Manifest::MemoryUsage() const {
-  return entries_.size() * sizeof(Record) + arena_bytes_ +
-         (by_name_.capacity() + by_content_.capacity()) * sizeof(uint32_t) +
-         meta_.capacity() * sizeof(PosixMeta) + nodes_.capacity() * sizeof(NodeRecord);
+  return t_.entries.size() * sizeof(ManifestTables::Record) + t_.arena_bytes +
+         (t_.by_name.capacity() + t_.by_content.capacity()) * sizeof(uint32_t) +
+         t_.meta.capacity() * sizeof(PosixMeta) +
+         t_.nodes.capacity() * sizeof(ManifestTables::NodeRecord);
 }
 
 namespace {
 constexpr size_t kArenaBlock = 1 << 20;
 }
 
-ManifestBuilder::ManifestBuilder() : m_(new Manifest) {}
-
 const char* ManifestBuilder::Intern(std::string_view s) {
   if (s.empty()) return "";  // (memcpy must not get the null data() of an empty view)
   if (s.size() > block_left_) {
     size_t n = std::max(kArenaBlock, s.size());
-    m_->arena_blocks_.push_back(std::unique_ptr<char[]>(new char[n]));  // Uninitialized.
-    m_->arena_bytes_ += n;
-    block_ = m_->arena_blocks_.back().get();
+    t_.arena_blocks.push_back(std::unique_ptr<char[]>(new char[n]));  // Uninitialized.
+    t_.arena_bytes += n;
+    block_ = t_.arena_blocks.back().get();
     block_left_ = n;
   }
   char* out = block_;
@@ -168,13 +174,13 @@ const char* ManifestBuilder::Intern(std::string_view s) {
 
 Status ManifestBuilder::Add(const FileEntry& e) {
   constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max();
-  if (m_->entries_.size() >= kMax || e.name.size() > kMax || e.data_file.size() > kMax) {
+  if (t_.entries.size() >= kMax || e.name.size() > kMax || e.data_file.size() > kMax) {
     return Status::BackupDamaged("too many entries or too long a name");
   }
   if (Status s = CheckEntry(e); !s.ok()) {
     return s.WithPrefix("entry \"" + std::string(e.name) + "\": ");
   }
-  Manifest::Record r{};
+  ManifestTables::Record r{};
   r.size = e.size;
   r.base_size = e.base_size;
   r.checksum = e.checksum;
@@ -185,57 +191,59 @@ Status ManifestBuilder::Add(const FileEntry& e) {
     r.data_file = Intern(e.data_file);
     r.data_file_len = static_cast<uint32_t>(e.data_file.size());
   }
-  r.flags = e.encrypted_by_disk ? Manifest::kEncrypted : 0;
-  r.meta_index = Manifest::kNoMeta;
+  r.flags = e.encrypted_by_disk ? ManifestTables::kEncrypted : 0;
+  r.meta_index = ManifestTables::kNoMeta;
   if (e.meta) {
-    r.meta_index = static_cast<uint32_t>(m_->meta_.size());
-    m_->meta_.push_back(*e.meta);
+    r.meta_index = static_cast<uint32_t>(t_.meta.size());
+    t_.meta.push_back(*e.meta);
   }
-  m_->entries_.push_back(r);
+  t_.entries.push_back(r);
   return Status::OK();
 }
 
 void ManifestBuilder::AddNode(const Node& n) {
-  Manifest::NodeRecord r{Intern(n.name),
-                         Intern(n.target),
-                         static_cast<uint32_t>(n.name.size()),
-                         static_cast<uint32_t>(n.target.size()),
-                         n.type,
-                         n.meta};
-  m_->nodes_.push_back(r);
+  ManifestTables::NodeRecord r{Intern(n.name),
+                               Intern(n.target),
+                               static_cast<uint32_t>(n.name.size()),
+                               static_cast<uint32_t>(n.target.size()),
+                               n.type,
+                               n.meta};
+  t_.nodes.push_back(r);
 }
 
 std::unique_ptr<const Manifest> ManifestBuilder::Finish() {
-  Manifest& m = *m_;
-  const auto n = static_cast<uint32_t>(m.entries_.size());
-  m.by_name_.resize(n);
-  for (uint32_t i = 0; i < n; ++i) m.by_name_[i] = i;
-  auto by_name = [&m](uint32_t a, uint32_t b) { return m.NameOf(a) < m.NameOf(b); };
+  ManifestTables& t = t_;
+  const auto n = static_cast<uint32_t>(t.entries.size());
+  t.by_name.resize(n);
+  for (uint32_t i = 0; i < n; ++i) t.by_name[i] = i;
+  auto by_name = [&t](uint32_t a, uint32_t b) { return t.name(a) < t.name(b); };
   // ClickHouse and stitchfs write entries sorted by name; only sort what is not.
-  if (!std::is_sorted(m.by_name_.begin(), m.by_name_.end(), by_name)) {
-    std::stable_sort(m.by_name_.begin(), m.by_name_.end(), by_name);
+  if (!std::is_sorted(t.by_name.begin(), t.by_name.end(), by_name)) {
+    std::stable_sort(t.by_name.begin(), t.by_name.end(), by_name);
   }
-  auto same_name = [&m](uint32_t a, uint32_t b) { return m.NameOf(a) == m.NameOf(b); };
-  m.by_name_.erase(std::unique(m.by_name_.begin(), m.by_name_.end(), same_name), m.by_name_.end());
-  m.by_name_.shrink_to_fit();
+  auto same_name = [&t](uint32_t a, uint32_t b) { return t.name(a) == t.name(b); };
+  t.by_name.erase(std::unique(t.by_name.begin(), t.by_name.end(), same_name), t.by_name.end());
+  t.by_name.shrink_to_fit();
 
-  m.by_content_.reserve(n);
+  t.by_content.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
-    if (m.entries_[i].size > 0) m.by_content_.push_back(i);
+    if (t.entries[i].size > 0) t.by_content.push_back(i);
   }
-  std::sort(m.by_content_.begin(), m.by_content_.end(), [&m](uint32_t a, uint32_t b) {
-    const auto& x = m.entries_[a];
-    const auto& y = m.entries_[b];
+  std::sort(t.by_content.begin(), t.by_content.end(), [&t](uint32_t a, uint32_t b) {
+    const auto& x = t.entries[a];
+    const auto& y = t.entries[b];
     return std::tie(x.size, x.checksum, a) < std::tie(y.size, y.checksum, b);
   });
-  for (size_t k = 0; k < m.by_content_.size(); ++k) {  // The first of each run is the rep.
-    Manifest::Record& r = m.entries_[m.by_content_[k]];
-    const Manifest::Record* prev = k ? &m.entries_[m.by_content_[k - 1]] : nullptr;
-    if (!prev || prev->size != r.size || prev->checksum != r.checksum) r.flags |= Manifest::kRep;
+  for (size_t k = 0; k < t.by_content.size(); ++k) {  // The first of each run is the rep.
+    ManifestTables::Record& r = t.entries[t.by_content[k]];
+    const ManifestTables::Record* prev = k ? &t.entries[t.by_content[k - 1]] : nullptr;
+    if (!prev || prev->size != r.size || prev->checksum != r.checksum) {
+      r.flags |= ManifestTables::kRep;
+    }
   }
   block_ = nullptr;
   block_left_ = 0;
-  return std::unique_ptr<const Manifest>(std::exchange(m_, std::make_unique<Manifest>()));
+  return std::make_unique<const Manifest>(std::exchange(t_, ManifestTables()));
 }
 
 }  // namespace stitchfs::engine

@@ -83,45 +83,11 @@ struct FileEntry {
   uint64_t stored_size() const { return size - base_size; }
 };
 
-// The parsed manifest. Thread-safe (immutable after ManifestBuilder::Finish).
-class Manifest {
- public:
-  const ManifestHeader& header() const { return header_; }
-  size_t num_entries() const { return entries_.size(); }
-  // REQUIRES: i < num_entries(). Entries are in manifest order.
-  FileEntry entry(size_t i) const;
-  // The name of entry `i` (REQUIRES: i < num_entries()); entry(i).name, without the rest.
-  std::string_view name(size_t i) const { return {entries_[i].name, entries_[i].name_len}; }
-
-  // The first entry (in manifest order) named `name`.
-  std::optional<size_t> FindByName(std::string_view name) const;
-  // The first entry (in manifest order) with this content key; size must be > 0. This is the
-  // entry whose data location and base coverage readers use for every copy of the content.
-  std::optional<size_t> FindByContent(uint64_t size, const Checksum& checksum) const;
-  // True if entry `i` is the one FindByContent returns for its content (REQUIRES: size > 0).
-  bool IsContentRep(size_t i) const { return (entries_[i].flags & kRep) != 0; }
-  // Entry indexes sorted by name (byte order), duplicates of a name removed (first kept; a
-  // manifest read or loaded from the cache has none: CheckNames, name_check.h).
-  const std::vector<uint32_t>& by_name() const { return by_name_; }
-
-  // Directories and symlinks recorded by stitchfs's writer, in manifest order.
-  size_t num_nodes() const { return nodes_.size(); }
-  Node node(size_t i) const;
-  // A 64-bit digest of everything a mount shows of this backup: each name (in name order) with
-  // its size, checksum and metadata, and the folders and symlinks. Two manifests with the same
-  // signature show the same tree with the same inode numbers and bytes (a backup flattened in
-  // place keeps its signature).
-  uint64_t ContentSignature() const;
-  // What an incomplete backup lacks (header().incomplete of them).
-  const std::vector<MissingFile>& missing() const { return missing_; }
-
-  // Bytes of heap in use by the entry table, the names and the indexes (for measurements and
-  // memory bounds; address space reserved but never touched is not counted).
-  size_t MemoryUsage() const;
-
- private:
-  friend class ManifestBuilder;
-  friend struct ManifestFile;
+// The flat form of a manifest as plain data: one fixed-size record per entry and per folder or
+// symlink, their names in arena blocks the tables own, and the sorted indexes. ManifestBuilder
+// fills it; a codec (the manifest cache's ManifestFile) writes it and reads it back; a Manifest
+// is made from it and only reads it. Move-only (moving keeps the names where they are).
+struct ManifestTables {
   struct Record {
     uint64_t size;
     uint64_t base_size;
@@ -132,7 +98,7 @@ class Manifest {
     uint32_t name_len;
     uint32_t data_file_len;
     uint32_t flags;
-    uint32_t meta_index;  // Into meta_, or kNoMeta. Fits the record's padding.
+    uint32_t meta_index;  // Into meta, or kNoMeta. Fits the record's padding.
   };
   struct NodeRecord {
     const char* name;
@@ -146,42 +112,92 @@ class Manifest {
   static constexpr uint32_t kRep = 2;  // First entry (in manifest order) of its content.
   static constexpr uint32_t kNoMeta = UINT32_MAX;
 
-  std::string_view NameOf(uint32_t i) const { return {entries_[i].name, entries_[i].name_len}; }
+  // The name of entry `i` (REQUIRES: i < entries.size()).
+  std::string_view name(uint32_t i) const { return {entries[i].name, entries[i].name_len}; }
 
-  ManifestHeader header_;
-  std::vector<Record> entries_;
-  std::vector<std::unique_ptr<char[]>> arena_blocks_;
-  size_t arena_bytes_ = 0;
-  std::vector<uint32_t> by_name_;
-  std::vector<uint32_t> by_content_;  // Entries with size > 0, by (size, checksum, position).
-  std::vector<PosixMeta> meta_;
-  std::vector<NodeRecord> nodes_;
-  std::vector<MissingFile> missing_;
+  ManifestHeader header;
+  std::vector<Record> entries;
+  std::vector<std::unique_ptr<char[]>> arena_blocks;  // Hold every name the records point to.
+  size_t arena_bytes = 0;
+  std::vector<uint32_t> by_name;     // Entries by name, duplicates of a name left out.
+  std::vector<uint32_t> by_content;  // Entries with size > 0, by (size, checksum, position).
+  std::vector<PosixMeta> meta;
+  std::vector<NodeRecord> nodes;
+  std::vector<MissingFile> missing;
+};
+
+// The parsed manifest. Thread-safe (immutable).
+class Manifest {
+ public:
+  // The manifest `tables` hold. REQUIRES: they are consistent: the indexes complete and sorted
+  // and the kRep flags set from them, as ManifestBuilder::Finish makes them and ManifestFile
+  // checks them.
+  explicit Manifest(ManifestTables tables) : t_(std::move(tables)) {}
+
+  const ManifestHeader& header() const { return t_.header; }
+  size_t num_entries() const { return t_.entries.size(); }
+  // REQUIRES: i < num_entries(). Entries are in manifest order.
+  FileEntry entry(size_t i) const;
+  // The name of entry `i` (REQUIRES: i < num_entries()); entry(i).name, without the rest.
+  std::string_view name(size_t i) const { return t_.name(static_cast<uint32_t>(i)); }
+
+  // The first entry (in manifest order) named `name`.
+  std::optional<size_t> FindByName(std::string_view name) const;
+  // The first entry (in manifest order) with this content key; size must be > 0. This is the
+  // entry whose data location and base coverage readers use for every copy of the content.
+  std::optional<size_t> FindByContent(uint64_t size, const Checksum& checksum) const;
+  // True if entry `i` is the one FindByContent returns for its content (REQUIRES: size > 0).
+  bool IsContentRep(size_t i) const { return (t_.entries[i].flags & ManifestTables::kRep) != 0; }
+  // The entry whose data location and base coverage serve entry `i`'s content: the one
+  // FindByContent returns, or `i` itself for an empty file (REQUIRES: i < num_entries()).
+  size_t ContentRep(size_t i) const;
+  // Entry indexes sorted by name (byte order), duplicates of a name removed (first kept; a
+  // manifest read or loaded from the cache has none: CheckNames, name_check.h).
+  const std::vector<uint32_t>& by_name() const { return t_.by_name; }
+
+  // Directories and symlinks recorded by stitchfs's writer, in manifest order.
+  size_t num_nodes() const { return t_.nodes.size(); }
+  Node node(size_t i) const;
+  // A 64-bit digest of everything a mount shows of this backup: each name (in name order) with
+  // its size, checksum and metadata, and the folders and symlinks. Two manifests with the same
+  // signature show the same tree with the same inode numbers and bytes (a backup flattened in
+  // place keeps its signature).
+  uint64_t ContentSignature() const;
+  // What an incomplete backup lacks (header().incomplete of them).
+  const std::vector<MissingFile>& missing() const { return t_.missing; }
+
+  // Bytes of heap in use by the entry table, the names and the indexes (for measurements and
+  // memory bounds; address space reserved but never touched is not counted).
+  size_t MemoryUsage() const;
+  // The flat form (for codecs: ManifestFile writes it).
+  const ManifestTables& tables() const { return t_; }
+
+ private:
+  const ManifestTables t_;
 };
 
 // Builds a Manifest. Entries must already be valid (the reader and writer check them).
 // Not thread-safe.
 class ManifestBuilder {
  public:
-  ManifestBuilder();
-  void set_header(ManifestHeader h) { m_->header_ = std::move(h); }
-  ManifestHeader& header() { return m_->header_; }
+  void set_header(ManifestHeader h) { t_.header = std::move(h); }
+  ManifestHeader& header() { return t_.header; }
   // Hint for how many entries will come (reserves address space only).
-  void Reserve(size_t n) { m_->entries_.reserve(n); }
+  void Reserve(size_t n) { t_.entries.reserve(n); }
   // Appends one entry; `data_file` equal to `name` is stored as "same as name".
   // kBackupDamaged if there are more than 2^32 - 1 entries or a name is over 4 GiB.
   Status Add(const FileEntry& e);
   void AddNode(const Node& n);
-  void AddMissing(MissingFile f) { m_->missing_.push_back(std::move(f)); }
-  size_t num_missing() const { return m_->missing_.size(); }
-  size_t num_entries() const { return m_->entries_.size(); }
+  void AddMissing(MissingFile f) { t_.missing.push_back(std::move(f)); }
+  size_t num_missing() const { return t_.missing.size(); }
+  size_t num_entries() const { return t_.entries.size(); }
   // Sorts the indexes and hands the manifest over. The builder is empty afterwards.
   std::unique_ptr<const Manifest> Finish();
 
  private:
   const char* Intern(std::string_view s);
 
-  std::unique_ptr<Manifest> m_;
+  ManifestTables t_;
   char* block_ = nullptr;
   size_t block_left_ = 0;
 };

@@ -18,53 +18,71 @@ bool InRange(const std::vector<uint32_t>& index, size_t n) {
   return true;
 }
 
-}  // namespace
-
-bool ManifestFile::Consistent(Manifest& m) {
-  const size_t n = m.entries_.size();
-  if (!InRange(m.by_name_, n) || !InRange(m.by_content_, n)) return false;
+// The indexes are complete and in the order lookups rely on (a binary search of a shuffled or
+// partial index would silently miss entries); sets the content-representative flags again from
+// the index, not trusting them.
+bool IndexesFit(ManifestTables& t) {
+  using R = ManifestTables;
+  const size_t n = t.entries.size();
+  if (!InRange(t.by_name, n) || !InRange(t.by_content, n)) return false;
   size_t with_data = 0;
+  for (R::Record& r : t.entries) {
+    if ((r.flags & ~(R::kEncrypted | R::kRep)) != 0) return false;
+    r.flags &= ~R::kRep;  // Set again below, from the index.
+    with_data += r.size > 0;
+  }
+  // by_content: every entry with data once, by (size, checksum, position).
+  if (t.by_content.size() != with_data) return false;
+  for (size_t k = 0; k < t.by_content.size(); ++k) {
+    R::Record& r = t.entries[t.by_content[k]];
+    if (r.size == 0) return false;
+    const R::Record* prev = k ? &t.entries[t.by_content[k - 1]] : nullptr;
+    if (prev && std::tie(prev->size, prev->checksum, t.by_content[k - 1]) >=
+                    std::tie(r.size, r.checksum, t.by_content[k])) {
+      return false;
+    }
+    if (!prev || prev->size != r.size || prev->checksum != r.checksum) r.flags |= R::kRep;
+  }
+  // by_name: strictly sorted.
+  for (size_t k = 1; k < t.by_name.size(); ++k) {
+    if (!(t.name(t.by_name[k - 1]) < t.name(t.by_name[k]))) return false;
+  }
+  return true;
+}
+
+// Every entry and node valid (CheckEntry, CheckMeta, safe names); a name left out of by_name is
+// a later duplicate of one that is in it; names and hard links as the reader checks them.
+bool EntriesFit(const Manifest& m) {
+  const size_t n = m.num_entries();
+  std::vector<bool> listed(n, false);
+  for (uint32_t i : m.by_name()) listed[i] = true;
   for (size_t i = 0; i < n; ++i) {
-    Manifest::Record& r = m.entries_[i];
-    if ((r.flags & ~(Manifest::kEncrypted | Manifest::kRep)) != 0) return false;
-    r.flags &= ~Manifest::kRep;  // Set again below, from the index.
     const FileEntry e = m.entry(i);
     if (!CheckRelativePath(e.name).ok() || !CheckRelativePath(e.data_file).ok() ||
         !CheckEntry(e).ok()) {
       return false;
     }
-    with_data += e.size > 0;
-  }
-  // by_content: every entry with data once, by (size, checksum, position).
-  if (m.by_content_.size() != with_data) return false;
-  for (size_t k = 0; k < m.by_content_.size(); ++k) {
-    Manifest::Record& r = m.entries_[m.by_content_[k]];
-    if (r.size == 0) return false;
-    const Manifest::Record* prev = k ? &m.entries_[m.by_content_[k - 1]] : nullptr;
-    if (prev && std::tie(prev->size, prev->checksum, m.by_content_[k - 1]) >=
-                    std::tie(r.size, r.checksum, m.by_content_[k])) {
-      return false;
-    }
-    if (!prev || prev->size != r.size || prev->checksum != r.checksum) r.flags |= Manifest::kRep;
-  }
-  // by_name: strictly sorted; a name left out is a later duplicate of one that is in it.
-  std::vector<bool> listed(n, false);
-  for (size_t k = 0; k < m.by_name_.size(); ++k) {
-    if (k > 0 && !(m.NameOf(m.by_name_[k - 1]) < m.NameOf(m.by_name_[k]))) return false;
-    listed[m.by_name_[k]] = true;
-  }
-  for (size_t i = 0; i < n; ++i) {
     if (listed[i]) continue;
-    auto first = m.FindByName(m.NameOf(static_cast<uint32_t>(i)));
+    auto first = m.FindByName(e.name);
     if (!first || *first >= i) return false;
   }
-  for (const Manifest::NodeRecord& node : m.nodes_) {
-    if (!CheckRelativePath({node.name, node.name_len}).ok() || !CheckMeta(node.meta).ok() ||
-        node.meta.nlink != 0 || (node.type == NodeType::kDir && node.target_len != 0)) {
+  for (size_t i = 0; i < m.num_nodes(); ++i) {
+    const Node node = m.node(i);
+    if (!CheckRelativePath(node.name).ok() || !CheckMeta(node.meta).ok() || node.meta.nlink != 0 ||
+        (node.type == NodeType::kDir && !node.target.empty())) {
       return false;
     }
   }
   return CheckNames(m).ok() && CheckLinks(m).ok();
+}
+
+}  // namespace
+
+std::unique_ptr<const Manifest> ManifestFile::Consistent(ManifestTables t) {
+  if (!IndexesFit(t)) return nullptr;
+  auto m = std::make_unique<const Manifest>(std::move(t));
+  if (!EntriesFit(*m)) return nullptr;
+  return m;
 }
 
 }  // namespace stitchfs::engine

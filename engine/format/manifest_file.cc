@@ -112,30 +112,32 @@ Status ParseHeaderStrings(std::string_view bytes, ManifestHeader* h,
 
 }  // namespace
 
-uint64_t ManifestFile::NamesBytes(const Manifest& m) {
+uint64_t ManifestFile::NamesBytes(const Manifest& manifest) {
+  const ManifestTables& m = manifest.tables();
   uint64_t n = 0;
-  for (const Manifest::Record& r : m.entries_)
+  for (const ManifestTables::Record& r : m.entries)
     n += r.name_len + (r.data_file ? r.data_file_len : 0);
-  for (const Manifest::NodeRecord& node : m.nodes_) n += node.name_len + node.target_len;
+  for (const ManifestTables::NodeRecord& node : m.nodes) n += node.name_len + node.target_len;
   return n;
 }
 
-Status ManifestFile::Write(int fd, const Manifest& m, const ManifestIdentity& id) {
-  const std::string strings = HeaderStrings(m);
+Status ManifestFile::Write(int fd, const Manifest& manifest, const ManifestIdentity& id) {
+  const ManifestTables& m = manifest.tables();
+  const std::string strings = HeaderStrings(manifest);
   IndexFileWriter out(fd, kManifestKind,
                       {{kManifestHead, sizeof(HeadRecord)},
                        {kStrings, strings.size()},
-                       {kEntries, m.entries_.size() * sizeof(DiskRecord)},
-                       {kMetas, m.meta_.size() * sizeof(PosixMeta)},
-                       {kNodes, m.nodes_.size() * sizeof(DiskNode)},
-                       {kByName, m.by_name_.size() * 4},
-                       {kByContent, m.by_content_.size() * 4},
-                       {kNameArea, NamesBytes(m)}});
+                       {kEntries, m.entries.size() * sizeof(DiskRecord)},
+                       {kMetas, m.meta.size() * sizeof(PosixMeta)},
+                       {kNodes, m.nodes.size() * sizeof(DiskNode)},
+                       {kByName, m.by_name.size() * 4},
+                       {kByContent, m.by_content.size() * 4},
+                       {kNameArea, NamesBytes(manifest)}});
   out.PutRecord(kManifestHead,
                 HeadRecord{id, sizeof(DiskRecord), sizeof(DiskNode), sizeof(PosixMeta), 0});
   out.Put(kStrings, strings);
   uint64_t off = 0;  // Names are laid out in the order records and nodes name them.
-  for (const Manifest::Record& r : m.entries_) {
+  for (const ManifestTables::Record& r : m.entries) {
     DiskRecord d{r.size, r.base_size, r.checksum,      r.base_checksum, off,
                  kNone,  r.name_len,  r.data_file_len, r.flags,         r.meta_index};
     off += r.name_len;
@@ -145,20 +147,20 @@ Status ManifestFile::Write(int fd, const Manifest& m, const ManifestIdentity& id
     }
     out.PutRecord(kEntries, d);
   }
-  out.PutArray(kMetas, std::span<const PosixMeta>(m.meta_));
-  for (const Manifest::NodeRecord& n : m.nodes_) {
+  out.PutArray(kMetas, std::span<const PosixMeta>(m.meta));
+  for (const ManifestTables::NodeRecord& n : m.nodes) {
     DiskNode d{off,   off + n.name_len, n.name_len, n.target_len, static_cast<uint32_t>(n.type), 0,
                n.meta};
     off += n.name_len + n.target_len;
     out.PutRecord(kNodes, d);
   }
-  out.PutArray(kByName, std::span<const uint32_t>(m.by_name_));
-  out.PutArray(kByContent, std::span<const uint32_t>(m.by_content_));
-  for (const Manifest::Record& r : m.entries_) {
+  out.PutArray(kByName, std::span<const uint32_t>(m.by_name));
+  out.PutArray(kByContent, std::span<const uint32_t>(m.by_content));
+  for (const ManifestTables::Record& r : m.entries) {
     out.Put(kNameArea, {r.name, r.name_len});
     if (r.data_file) out.Put(kNameArea, {r.data_file, r.data_file_len});
   }
-  for (const Manifest::NodeRecord& n : m.nodes_) {
+  for (const ManifestTables::NodeRecord& n : m.nodes) {
     out.Put(kNameArea, {n.name, n.name_len});
     out.Put(kNameArea, {n.target, n.target_len});
   }
@@ -207,8 +209,8 @@ const char* NameAt(const char* names, uint64_t names_size, uint64_t off, uint64_
 }  // namespace
 
 Status ManifestFile::ReadRecords(IndexFileReader& in, const char* names, uint64_t names_size,
-                                 Manifest& m) {
-  for (Manifest::Record& r : m.entries_) {
+                                 ManifestTables& m) {
+  for (ManifestTables::Record& r : m.entries) {
     DiskRecord d;
     RETURN_IF_ERROR(in.ReadRecord(kEntries, &d));
     r = {d.size,
@@ -222,7 +224,7 @@ Status ManifestFile::ReadRecords(IndexFileReader& in, const char* names, uint64_
          d.flags,
          d.meta_index};
     if (!r.name || (d.data_file != kNone && !r.data_file)) return Mismatch("name of a record");
-    if (r.meta_index != Manifest::kNoMeta && r.meta_index >= m.meta_.size()) {
+    if (r.meta_index != ManifestTables::kNoMeta && r.meta_index >= m.meta.size()) {
       return Mismatch("metadata of a record");
     }
   }
@@ -230,8 +232,8 @@ Status ManifestFile::ReadRecords(IndexFileReader& in, const char* names, uint64_
 }
 
 Status ManifestFile::ReadNodes(IndexFileReader& in, const char* names, uint64_t names_size,
-                               Manifest& m) {
-  for (Manifest::NodeRecord& n : m.nodes_) {
+                               ManifestTables& m) {
+  for (ManifestTables::NodeRecord& n : m.nodes) {
     DiskNode d;
     RETURN_IF_ERROR(in.ReadRecord(kNodes, &d));
     if (d.type > 1) return Mismatch("type of a node");
@@ -249,27 +251,28 @@ Status ManifestFile::ReadNodes(IndexFileReader& in, const char* names, uint64_t 
 StatusOr<std::unique_ptr<const Manifest>> ManifestFile::Read(int fd, const ManifestIdentity& id) {
   ASSIGN_OR_RETURN(IndexFileReader in, IndexFileReader::Open(fd, kManifestKind));
   ASSIGN_OR_RETURN(const Counts c, ReadCounts(in, id));
-  auto m = std::make_unique<Manifest>();
+  auto m = std::make_unique<ManifestTables>();
   ASSIGN_OR_RETURN(const uint64_t strings_bytes, in.Length(kStrings));
   std::string strings(strings_bytes, '\0');
   RETURN_IF_ERROR(in.Read(kStrings, strings));
-  RETURN_IF_ERROR(ParseHeaderStrings(strings, &m->header_, &m->missing_));
-  if (Status h = CheckHeader(&m->header_); !h.ok()) return Mismatch(h.message());
+  RETURN_IF_ERROR(ParseHeaderStrings(strings, &m->header, &m->missing));
+  if (Status h = CheckHeader(&m->header); !h.ok()) return Mismatch(h.message());
   auto names = std::unique_ptr<char[]>(new char[c.names + 1]);
-  m->entries_.resize(c.entries);
-  m->meta_.resize(c.metas);  // Read after the records, which refer to it.
-  m->nodes_.resize(c.nodes);
+  m->entries.resize(c.entries);
+  m->meta.resize(c.metas);  // Read after the records, which refer to it.
+  m->nodes.resize(c.nodes);
   RETURN_IF_ERROR(ReadRecords(in, names.get(), c.names, *m));
-  RETURN_IF_ERROR(in.ReadArray(kMetas, &m->meta_));
+  RETURN_IF_ERROR(in.ReadArray(kMetas, &m->meta));
   RETURN_IF_ERROR(ReadNodes(in, names.get(), c.names, *m));
-  RETURN_IF_ERROR(in.ReadArray(kByName, &m->by_name_));
-  RETURN_IF_ERROR(in.ReadArray(kByContent, &m->by_content_));
+  RETURN_IF_ERROR(in.ReadArray(kByName, &m->by_name));
+  RETURN_IF_ERROR(in.ReadArray(kByContent, &m->by_content));
   RETURN_IF_ERROR(in.Read(kNameArea, {names.get(), c.names}));
   RETURN_IF_ERROR(in.Finish());
-  if (!Consistent(*m)) return Mismatch("inconsistent");
-  m->arena_bytes_ = c.names;
-  m->arena_blocks_.push_back(std::move(names));
-  return std::unique_ptr<const Manifest>(std::move(m));
+  m->arena_bytes = c.names;
+  m->arena_blocks.push_back(std::move(names));
+  std::unique_ptr<const Manifest> checked = Consistent(std::move(*m));
+  if (!checked) return Mismatch("inconsistent");
+  return checked;
 }
 
 }  // namespace stitchfs::engine

@@ -28,14 +28,15 @@ struct ManifestFile {
   // pointing into `names` (`names_size` bytes, read later): kBackupDamaged if one is out of
   // bounds.
   static Status ReadRecords(IndexFileReader& in, const char* names, uint64_t names_size,
-                            Manifest& m);
-  static Status ReadNodes(IndexFileReader& in, const char* names, uint64_t names_size, Manifest& m);
-  // Everything the XML reader would check holds in a loaded manifest (manifest_check.cc):
-  // every entry and node (CheckEntry, CheckMeta, safe names), hard links, and the indexes
-  // complete and in the order lookups rely on (a binary search of a shuffled or partial index
-  // would silently miss entries); the content-representative flags are set again from the
-  // index, not trusted.
-  static bool Consistent(Manifest& m);
+                            ManifestTables& m);
+  static Status ReadNodes(IndexFileReader& in, const char* names, uint64_t names_size,
+                          ManifestTables& m);
+  // The manifest `t` holds if everything the XML reader would check holds in it
+  // (manifest_check.cc): every entry and node (CheckEntry, CheckMeta, safe names), hard links,
+  // and the indexes complete and in the order lookups rely on (a binary search of a shuffled or
+  // partial index would silently miss entries); the content-representative flags are set again
+  // from the index, not trusted. nullptr otherwise.
+  static std::unique_ptr<const Manifest> Consistent(ManifestTables t);
 };
 
 }  // namespace stitchfs::engine

@@ -6,6 +6,7 @@
 
 #include "engine/base/civil_time.h"
 #include "engine/format/manifest_cache.h"
+#include "engine/read/chain_resolve.h"
 #include "engine/read/chain_walk.h"
 #include "engine/read/resolved_index.h"
 
@@ -97,8 +98,6 @@ std::vector<uint32_t> SameNames(const Manifest& m, const Manifest& bm) {
   return out;
 }
 
-}  // namespace
-
 // Opens chains as chain_compose.h says. Not thread-safe.
 class ChainComposer {
  public:
@@ -106,10 +105,12 @@ class ChainComposer {
                                                            const ChainOptions& options,
                                                            const ResolveOptions& r) {
     ASSIGN_OR_RETURN(std::shared_ptr<const Backup> top, OpenBackup(dir, options));
-    if (r.prefixes) return ResolvedBackup::Walk(std::move(top), options, r);
+    if (r.prefixes) return ResolveByWalk(std::move(top), options, r);
     ASSIGN_OR_RETURN(auto out, ChainComposer(options, true).OpenUp(std::move(top)));
-    if (auto origins = OriginsAsAsked(*out, out->origins_, r, options)) {
-      out->SetOrigins(std::move(*origins));
+    if (auto origins = OriginsAsAsked(*out, out->tables().origins, r, options)) {
+      ResolvedTables t = out->tables();
+      t.SetOrigins(std::move(*origins));
+      out = std::make_unique<ResolvedBackup>(out->shared_top(), options.storage, std::move(t));
     }
     return out;
   }
@@ -132,7 +133,7 @@ class ChainComposer {
   // from the one below (each manifest read once; the index of every kCheckpoint-th level and
   // of the top kept in the cache).
   StatusOr<std::unique_ptr<ResolvedBackup>> OpenUp(std::shared_ptr<const Backup> top) {
-    if (!UsesBase(top->manifest())) return ResolvedBackup::Walk(std::move(top), At(0), Alone());
+    if (!UsesBase(top->manifest())) return ResolveByWalk(std::move(top), At(0), Alone());
     if (auto r = FromIndex(top, At(0))) return r;
     std::vector<std::string> paths{top->path()};
     std::unique_ptr<ResolvedBackup> below = Down(*top, paths);
@@ -144,7 +145,7 @@ class ChainComposer {
     for (size_t j = d; j-- > 0;) {
       ASSIGN_OR_RETURN(std::shared_ptr<const Backup> b, Level(top, paths, j));
       if (!UsesBase(b->manifest())) {
-        ASSIGN_OR_RETURN(below, ResolvedBackup::Walk(std::move(b), At(j), Alone()));
+        ASSIGN_OR_RETURN(below, ResolveByWalk(std::move(b), At(j), Alone()));
         continue;
       }
       RETURN_IF_ERROR(CheckChain(*b, *below, At(j)));
@@ -157,10 +158,10 @@ class ChainComposer {
   // `top` (at `depth` below the backup first asked for) resolved with origins, recursively.
   StatusOr<std::unique_ptr<ResolvedBackup>> Open(std::shared_ptr<const Backup> top, size_t depth) {
     const ChainOptions o = At(depth);
-    if (!UsesBase(top->manifest())) return ResolvedBackup::Walk(std::move(top), o, Alone());
+    if (!UsesBase(top->manifest())) return ResolveByWalk(std::move(top), o, Alone());
     if (auto r = FromIndex(top, o)) return r;
     if (depth >= kMaxCompose) {
-      ASSIGN_OR_RETURN(auto r, ResolvedBackup::Walk(std::move(top), o, Full()));
+      ASSIGN_OR_RETURN(auto r, ResolveByWalk(std::move(top), o, Full()));
       Remember(*r);
       return r;
     }
@@ -292,9 +293,9 @@ class ChainComposer {
   std::unique_ptr<ResolvedBackup> Compose(std::shared_ptr<const Backup> top,
                                           const ResolvedBackup& base) const;
   static void ComposeExtents(const Manifest& m, const ResolvedBackup& base,
-                             ResolvedBackup::Tables& t);
+                             ResolvedTables::Built& t);
   static void ComposeOrigins(const Manifest& m, const ResolvedBackup& base,
-                             ResolvedBackup::Tables& t);
+                             ResolvedTables::Built& t);
 
   static constexpr size_t kHoldBytes = 8 << 20;
   // OpenUp keeps the index of every this-many-th level below the top: a later open of any
@@ -308,29 +309,29 @@ class ChainComposer {
 
 std::unique_ptr<ResolvedBackup> ChainComposer::Compose(std::shared_ptr<const Backup> top,
                                                        const ResolvedBackup& base) const {
-  std::unique_ptr<ResolvedBackup> out(new ResolvedBackup());
   const Backup& b = *top;
-  out->top_ = std::move(top);
-  out->storage_ = o_.storage;
-  out->levels_.push_back({b.folder(), b.header().uuid, b.header().timestamp,
-                          CivilToEpochSeconds(b.header().time), b.identity(),
-                          b.header().base_backup});
-  out->levels_.insert(out->levels_.end(), base.levels_.begin(), base.levels_.end());
-  ResolvedBackup::Tables t;
+  ResolvedTables tables;
+  tables.levels.reserve(base.depth() + 1);
+  tables.levels.push_back({b.folder(), b.header().uuid, b.header().timestamp,
+                           CivilToEpochSeconds(b.header().time), b.identity(),
+                           b.header().base_backup});
+  const std::vector<ResolvedTables::Level>& below = base.tables().levels;
+  tables.levels.insert(tables.levels.end(), below.begin(), below.end());
+  ResolvedTables::Built t;
   ComposeExtents(b.manifest(), base, t);
   ComposeOrigins(b.manifest(), base, t);
-  out->Adopt(std::move(t));
-  return out;
+  tables.Adopt(std::move(t));
+  return std::make_unique<ResolvedBackup>(std::move(top), o_.storage, std::move(tables));
 }
 
 // Each file that extends a file of the base: that file's extents, one level down, then its
 // own tail.
 void ChainComposer::ComposeExtents(const Manifest& m, const ResolvedBackup& base,
-                                   ResolvedBackup::Tables& t) {
+                                   ResolvedTables::Built& t) {
   const Manifest& bm = base.top().manifest();
   // Ours for each data file of the base: its bases' (by number), its own (by entry).
   constexpr uint32_t kNone = UINT32_MAX;
-  std::vector<uint32_t> of_file(base.files_.size(), kNone), of_own(bm.num_entries(), kNone);
+  std::vector<uint32_t> of_file(base.tables().files.size(), kNone), of_own(bm.num_entries(), kNone);
   const size_t n = m.num_entries();
   t.first_extent.assign(n + 1, 0);
   for (uint32_t i = 0; i < n; ++i) {
@@ -363,7 +364,7 @@ void ChainComposer::ComposeExtents(const Manifest& m, const ResolvedBackup& base
 
 // A file unchanged since the base (same name, bytes, attributes) has the base file's origin.
 void ChainComposer::ComposeOrigins(const Manifest& m, const ResolvedBackup& base,
-                                   ResolvedBackup::Tables& t) {
+                                   ResolvedTables::Built& t) {
   const Manifest& bm = base.top().manifest();
   const std::vector<uint32_t> same = SameNames(m, bm);
   t.origins.resize(m.num_entries());
@@ -377,6 +378,8 @@ void ChainComposer::ComposeOrigins(const Manifest& m, const ResolvedBackup& base
     t.origins[i] = {o.level + 1, o.entry};
   }
 }
+
+}  // namespace
 
 StatusOr<std::unique_ptr<ResolvedBackup>> OpenChain(const std::string& dir,
                                                     const ChainOptions& options,

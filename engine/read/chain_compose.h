@@ -13,13 +13,14 @@
 #include <memory>
 #include <string>
 
+#include "engine/read/chain_options.h"
 #include "engine/read/resolved_backup.h"
 
 namespace stitchfs::engine {
 
 inline constexpr size_t kMaxCompose = 200;
 
-// ResolvedBackup::Open's work (REQUIRES: options.storage set).
+// OpenResolved's work (REQUIRES: options.storage set).
 StatusOr<std::unique_ptr<ResolvedBackup>> OpenChain(const std::string& dir,
                                                     const ChainOptions& options,
                                                     const ResolveOptions& r);
@@ -27,8 +28,8 @@ StatusOr<std::unique_ptr<ResolvedBackup>> OpenChain(const std::string& dir,
 // Keeps with the backup at `dir`, just written on `base` (opened with origins), its resolved
 // index, through options.storage (REQUIRES: set): the chain is not walked again. Nothing is
 // written for a backup that reads nothing from a base, or whose base has no base of its own
-// (opening it reads that one base's manifest, about what reading an index would cost). Errors: those of Backup::Open and the
-// chain checks for `dir`, and of Storage::WriteIndex.
+// (opening it reads that one base's manifest, about what reading an index would cost). Errors:
+// those of Backup::Open and the chain checks for `dir`, and of Storage::WriteIndex.
 Status WriteResolvedIndex(const std::string& dir, const ResolvedBackup& base,
                           const ChainOptions& options);
 

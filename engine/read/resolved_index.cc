@@ -92,15 +92,16 @@ ManifestIdentity IdentityOf(const LevelRecord& r) {
 std::string ResolvedIndex::Encode(const ResolvedBackup& r) {
   std::string strings;
   std::vector<LevelRecord> levels;
-  for (const auto& l : r.levels_) levels.push_back(RecordOf(l, &strings));
+  const ResolvedTables& t = r.tables();
+  for (const auto& l : t.levels) levels.push_back(RecordOf(l, &strings));
   IndexEncoder e(kKind);
   e.AddRecord(kHead, Head{r.top().manifest().num_entries()});
   e.AddArray(kLevels, std::span<const LevelRecord>(levels));
-  e.AddArray(kFiles, r.files_);
-  e.AddArray(kFirst, r.first_extent_);
-  e.AddArray(kExtents, r.extents_);
-  e.AddArray(kOrigins, r.origins_);
-  e.Add(kNames, r.names_);
+  e.AddArray(kFiles, t.files);
+  e.AddArray(kFirst, t.first_extent);
+  e.AddArray(kExtents, t.extents);
+  e.AddArray(kOrigins, t.origins);
+  e.Add(kNames, t.names);
   e.Add(kTexts, strings);
   return e.Finish();
 }
@@ -266,18 +267,16 @@ StatusOr<std::unique_ptr<ResolvedBackup>> ResolvedIndex::Decode(const SharedByte
                                                                 const ChainOptions& o,
                                                                 bool keep_origins) {
   ASSIGN_OR_RETURN(Decoded d, ReadRecords(bytes.view()));
-  std::unique_ptr<ResolvedBackup> r(new ResolvedBackup());
+  ResolvedTables r;
   RETURN_IF_ERROR(CheckExtents(d, top->manifest()));
-  RETURN_IF_ERROR(CheckLevels(d, *top, o, &r->levels_));
-  r->top_ = std::move(top);
-  r->storage_ = o.storage;
-  r->backing_ = bytes.owner();
-  r->files_ = d.files;
-  r->names_ = d.names;
-  r->first_extent_ = d.first;
-  r->extents_ = d.extents;
-  if (keep_origins) r->origins_ = d.origins;
-  return r;
+  RETURN_IF_ERROR(CheckLevels(d, *top, o, &r.levels));
+  r.backing = bytes.owner();
+  r.files = d.files;
+  r.names = d.names;
+  r.first_extent = d.first;
+  r.extents = d.extents;
+  if (keep_origins) r.origins = d.origins;
+  return std::make_unique<ResolvedBackup>(std::move(top), o.storage, std::move(r));
 }
 
 }  // namespace stitchfs::engine

@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "engine/base/shared_bytes.h"
+#include "engine/read/chain_options.h"
 #include "engine/read/resolved_backup.h"
 
 namespace stitchfs::engine {

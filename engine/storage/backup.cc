@@ -7,20 +7,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "engine/backends/routing_storage.h"
 #include "engine/format/manifest_cache.h"
 #include "engine/format/manifest_reader.h"
 
 namespace stitchfs::engine {
-
-StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir) {
-  return Open(dir, nullptr);
-}
-
-StatusOr<std::shared_ptr<const Backup>> Backup::Open(const std::string& dir,
-                                                     const ManifestCache* cache) {
-  return Open(*RoutingStorage::Create(), dir, cache);
-}
 
 StatusOr<std::shared_ptr<const Backup>> Backup::Open(const Storage& storage, const std::string& dir,
                                                      const ManifestCache* cache) {

@@ -32,16 +32,11 @@ class ManifestCache;
 // Thread-safe (immutable).
 class Backup {
  public:
-  // Opens the backup in folder `dir` and parses its `.backup`, or loads it from `cache`
-  // (none for the first form or if nullptr), storing it there after a
-  // parse. `.backup` must be a regular file: it is opened without following a symlink and
-  // without blocking (a FIFO of that name is refused at once). Errors: kBackupNotFound (no
-  // folder, no `.backup`, unreadable, not a regular file), kIOError (EMFILE, EIO, ...), and
-  // every error of ReadManifestFd.
-  static StatusOr<std::shared_ptr<const Backup>> Open(const std::string& dir);
-  static StatusOr<std::shared_ptr<const Backup>> Open(const std::string& dir,
-                                                      const ManifestCache* cache);
-  // The same through `storage`.
+  // Opens the backup in folder `dir` of `storage` and parses its `.backup`, or loads it from
+  // `cache` (none if nullptr), storing it there after a parse. `.backup` must be a regular
+  // file: it is opened without following a symlink and without blocking (a FIFO of that name
+  // is refused at once). Errors: kBackupNotFound (no folder, no `.backup`, unreadable, not a
+  // regular file), kIOError (EMFILE, EIO, ...), and every error of ReadManifestFd.
   static StatusOr<std::shared_ptr<const Backup>> Open(const Storage& storage,
                                                       const std::string& dir,
                                                       const ManifestCache* cache);

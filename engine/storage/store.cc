@@ -141,9 +141,9 @@ StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& store_path) {
   return out;
 }
 
-StatusOr<std::vector<StoreEntry>> ListStore(const Storage& storage, const std::string& store,
-                                            const ManifestCache* cache,
-                                            const LocatorContext& locators) {
+StatusOr<std::vector<StoreEntry>> ListStore(const Context& ctx, const std::string& store) {
+  RETURN_IF_ERROR(RequireStorage(ctx, "Store " + store));
+  const Storage& storage = *ctx.storage;
   ASSIGN_OR_RETURN(std::vector<StoreFolder> folders, storage.ScanStore(store));
   std::vector<StoreEntry> out;
   for (const StoreFolder& f : folders) {
@@ -151,7 +151,7 @@ StatusOr<std::vector<StoreEntry>> ListStore(const Storage& storage, const std::s
     s.name = f.name;
     s.path = f.path;
     s.folder = f.folder;
-    auto b = Backup::Open(storage, s.path, cache);
+    auto b = Backup::Open(storage, s.path, ctx.cache);
     if (!b.ok() && b.status().code() == ErrorCode::kBackupNotFound &&
         LocationOf(s.path).is_archive()) {
       continue;  // An archive that holds no `.backup` (or is gone): not a backup, as a folder.
@@ -168,7 +168,7 @@ StatusOr<std::vector<StoreEntry>> ListStore(const Storage& storage, const std::s
   std::sort(out.begin(), out.end(), [](const StoreEntry& a, const StoreEntry& b) {
     return std::tie(a.time, a.name) < std::tie(b.time, b.name);
   });
-  FillDepths(storage, out, locators);
+  FillDepths(storage, out, ctx.locators);
   return out;
 }
 

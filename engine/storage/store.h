@@ -8,6 +8,7 @@
 
 #include "engine/location/locator.h"
 #include "engine/storage/backup.h"
+#include "engine/storage/context.h"
 
 namespace stitchfs::engine {
 
@@ -31,13 +32,11 @@ struct StoreEntry {
   uint64_t stored_bytes = 0;  // Data files stored in this backup, plus the manifest.
 };
 
-// Lists the backups of the store at `store` in `storage` (Storage::ScanStore), opened through
-// it (and `cache`, if any), oldest first (by timestamp, then name). An archive that turns out
-// to hold no `.backup` is left out, as a folder without one is. Depths follow base locators
-// as `locators` gives them their meaning.
-StatusOr<std::vector<StoreEntry>> ListStore(const Storage& storage, const std::string& store,
-                                            const ManifestCache* cache = nullptr,
-                                            const LocatorContext& locators = {});
+// Lists the backups of the store at `store` in ctx.storage (Storage::ScanStore; kInvalidArgument
+// without one), opened through it (and ctx.cache, if any), oldest first (by timestamp, then
+// name). An archive that turns out to hold no `.backup` is left out, as a folder without one
+// is. Depths follow base locators as ctx.locators gives them their meaning.
+StatusOr<std::vector<StoreEntry>> ListStore(const Context& ctx, const std::string& store);
 
 // Is `dir` a single backup (holds a `.backup` that is a regular file)?
 bool IsBackupFolder(const std::string& dir);

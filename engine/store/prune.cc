@@ -4,10 +4,10 @@
 #include <map>
 #include <set>
 
-#include "engine/backends/routing_storage.h"
 #include "engine/location/archive_kind.h"
 #include "engine/location/location.h"
 #include "engine/location/locator.h"
+#include "engine/read/open_resolved.h"
 #include "engine/read/resolved_backup.h"
 #include "engine/storage/store.h"
 #include "engine/storage/store_moves.h"
@@ -49,7 +49,7 @@ std::map<size_t, std::string> Kept(const std::vector<StoreEntry>& all, const Pru
 // indexes (nullopt for a base outside the store), level 0 first.
 StatusOr<std::vector<std::optional<size_t>>> ChainInStore(const std::vector<StoreEntry>& all,
                                                           size_t k, const ChainOptions& o) {
-  auto chain = ResolvedBackup::Open(all[k].path, o);
+  auto chain = OpenResolved(all[k].path, o);
   if (!chain.ok()) {
     return chain.status().WithPrefix("prune removes nothing while a kept backup does not open (" +
                                      all[k].name + "): ");
@@ -133,7 +133,7 @@ Status ProveStore(const std::string& store, const std::vector<StoreEntry>& all,
   }
   o.backups = std::make_shared<BackupCache>(size_t{256} << 20);
   for (const std::string& path : paths) {
-    auto chain = ResolvedBackup::Open(path, o);
+    auto chain = OpenResolved(path, o);
     if (!chain.ok()) {
       return chain.status().WithPrefix("backup " + path +
                                        " would no longer open; prune aborted, nothing removed: ");
@@ -207,21 +207,19 @@ StatusOr<std::vector<PruneAction>> Plan(const std::vector<StoreEntry>& all,
 }  // namespace
 
 StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, const PrunePolicy& p,
-                                              const ManifestCache* cache,
-                                              const LocatorContext& locators,
-                                              const PruneProgress& progress,
-                                              std::shared_ptr<const Storage> storage) {
+                                              const Context& ctx) {
   if (p.keep_last <= 0 && p.keep_daily <= 0 && p.keep_monthly <= 0) {
     return Status::InvalidArgument("a policy needs --keep-last, --keep-daily or --keep-monthly");
   }
   const std::string store = NormalLocation(store_arg);
+  RETURN_IF_ERROR(RequireStorage(ctx, "Store " + store));
   ChainOptions o;
-  o.cache = cache;
-  o.locators = locators;
-  o.storage = storage ? std::move(storage) : RoutingStorage::Create();
+  o.storage = ctx.storage;
+  o.cache = ctx.cache;
+  o.locators = ctx.locators;
   ASSIGN_OR_RETURN(std::unique_ptr<StoreMoves> moves, o.storage->MovesFor(store));
   if (!p.dry_run) RETURN_IF_ERROR(moves->Lock());  // Before the store is read for the plan.
-  ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(*o.storage, store, cache, locators));
+  ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(o, store));
   auto kept = Kept(all, p);
   ASSIGN_OR_RETURN(std::vector<StoreWriter> writers, moves->Writers(NamesOf(all)));
   KeepWritersBases(all, writers, &kept);
@@ -237,11 +235,11 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   }
   const CopyProgress on_copy = [&](uint64_t n) {
     flattened += n;
-    if (progress) progress(std::min(flattened, to_flatten), to_flatten);
+    if (ctx.progress) ctx.progress("flatten", std::min(flattened, to_flatten), to_flatten);
   };
   for (size_t i = 0; i < plan.size(); ++i) {  // Oldest first.
     if (plan[i].kind == PruneAction::kFlatten) {
-      ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(all[i].path, o));
+      ASSIGN_OR_RETURN(auto chain, OpenResolved(all[i].path, o));
       ASSIGN_OR_RETURN(plan[i].written, FlattenInPlace(*chain, all[i].path, *moves, on_copy));
     } else if (plan[i].kind == PruneAction::kRemove) {
       doomed.push_back(all[i].path);

@@ -8,12 +8,7 @@
 #include <vector>
 
 #include "engine/base/status_or.h"
-#include "engine/location/locator.h"
-
-namespace stitchfs::engine {
-class ManifestCache;
-class Storage;
-}  // namespace stitchfs::engine
+#include "engine/storage/context.h"
 
 namespace stitchfs::engine {
 
@@ -46,17 +41,12 @@ struct PruneAction {
 // put back and nothing is deleted. Interrupted at any point, every kept backup still opens.
 // Errors: kInvalidArgument for an empty policy; a kept backup that does not open (prune then
 // changes nothing); kIOError.
-// Manifests and resolved indexes are read through `cache`, if any.
-// Base locators mean what `locators` says (LocatorContext).
-// `progress(done, total)`: bytes of the kept backups being flattened (their files' sizes), as
-// the flattening goes; never called for a dry run or a prune that flattens nothing.
-// The store is in `storage` (null: RoutingStorage::Create()), which changes it
-// (Storage::MovesFor).
-using PruneProgress = std::function<void(uint64_t done, uint64_t total)>;
+// The store is in ctx.storage, which changes it (Storage::MovesFor; kInvalidArgument without
+// one); manifests and resolved indexes are read through ctx.cache, if any; base locators mean
+// what ctx.locators says. ctx.progress("flatten", done, total): bytes of the kept backups being
+// flattened (their files' sizes), as the flattening goes; never called for a dry run or a prune
+// that flattens nothing.
 StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store, const PrunePolicy& policy,
-                                              const ManifestCache* cache = nullptr,
-                                              const LocatorContext& locators = {},
-                                              const PruneProgress& progress = {},
-                                              std::shared_ptr<const Storage> storage = nullptr);
+                                              const Context& ctx);
 
 }  // namespace stitchfs::engine

@@ -5,8 +5,6 @@
 #include <set>
 #include <tuple>
 
-#include "engine/backends/routing_storage.h"
-
 namespace stitchfs::engine {
 namespace {
 
@@ -41,10 +39,10 @@ class ScanGuard {
 
 }  // namespace
 
-StoreIndex::StoreIndex(std::string store, Clock clock, Log log,
-                       std::shared_ptr<const Storage> storage)
+StoreIndex::StoreIndex(std::string store, std::shared_ptr<const Storage> storage, Clock clock,
+                       Log log)
     : store_(std::move(store)),
-      storage_(storage ? std::move(storage) : RoutingStorage::Create(1)),
+      storage_(std::move(storage)),
       clock_(clock ? std::move(clock) : Clock(SystemNs)),
       log_(std::move(log)),
       created_ns_(clock_()),

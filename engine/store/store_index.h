@@ -63,11 +63,11 @@ class StoreIndex {
   using Clock = std::function<int64_t()>;  // Nanoseconds since the epoch.
   using Log = std::function<void(const std::string&)>;
 
-  // An empty index of the store at `store`; the first Rescan fills it. `clock` (default: the
-  // system clock) times rescans and changes; `log` receives a line when the store cannot be read.
-  // The store is read through `storage` (default: this machine's files).
-  explicit StoreIndex(std::string store, Clock clock = {}, Log log = {},
-                      std::shared_ptr<const Storage> storage = nullptr);
+  // An empty index of the store at `store`, read through `storage` (REQUIRES: not null); the
+  // first Rescan fills it. `clock` (default: the system clock) times rescans and changes; `log`
+  // receives a line when the store cannot be read.
+  StoreIndex(std::string store, std::shared_ptr<const Storage> storage, Clock clock = {},
+             Log log = {});
 
   // Reads the store and merges what it finds, if the storage's StoreRescanNs have passed since
   // the last scan

@@ -14,7 +14,6 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/backends/routing_storage.h"
 #include "engine/base/posix_file.h"
 #include "engine/base/uuid.h"
 #include "engine/format/manifest_writer.h"
@@ -22,6 +21,7 @@
 #include "engine/location/locator.h"
 #include "engine/location/s3_address.h"
 #include "engine/read/chain_compose.h"
+#include "engine/read/open_resolved.h"
 #include "engine/read/resolved_backup.h"
 #include "engine/storage/backup.h"
 #include "engine/storage/store.h"
@@ -135,7 +135,7 @@ StatusOr<std::shared_ptr<const ResolvedBackup>> OpenBase(const BackupOptions& o)
   if (o.base.empty()) return std::shared_ptr<const ResolvedBackup>();
   ResolveOptions r;
   r.origins = true;  // For the new backup's resolved index.
-  auto chain = ResolvedBackup::Open(o.base, o.base_chain, r);
+  auto chain = OpenResolved(o.base, o.chain, r);
   if (!chain.ok()) return chain.status().WithPrefix("base backup " + o.base + ": ");
   return chain;
 }
@@ -167,7 +167,7 @@ std::string BaseLocator(const BackupOptions& o, const Storage& storage) {
   }
   if (LocationOf(o.base).in_object_storage()) return storage.LocatorFor(o.base);
   const std::string base = AbsolutePath(o.base);
-  const std::string& root = o.base_chain.locators.backups_root;
+  const std::string& root = o.chain.locators.backups_root;
   if (!root.empty()) {
     const std::string rel = fs::path(base).lexically_relative(root).string();
     if (!rel.empty() && rel != "." && rel.rfind("..", 0) != 0) return FileLocator(rel);
@@ -249,6 +249,7 @@ StatusOr<std::vector<FileEntry>> ReadAll(const BackupOptions& o, const SourceTre
 }  // namespace
 
 StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress& progress) {
+  RETURN_IF_ERROR(RequireStorage(o.chain, "Backup " + o.dest));
   ASSIGN_OR_RETURN(auto base, OpenBase(o));
   UniqueFd src(::open(o.source.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));
   if (!src) return Status::IOError("open source folder " + o.source, errno);
@@ -258,8 +259,7 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
   summary.algorithm = alg;
   summary.uuid = NewUuid();
   std::string notice;
-  const std::shared_ptr<const Storage> storage =
-      o.storage ? o.storage : std::shared_ptr<const Storage>(RoutingStorage::Create(1));
+  const std::shared_ptr<const Storage>& storage = o.chain.storage;
   WriterIntent intent{summary.uuid, "", ""};
   if (base) intent = {summary.uuid, base->top().header().uuid, base->top().path()};
   ASSIGN_OR_RETURN(auto writer, storage->StartBackup(o.dest, intent, &notice));
@@ -287,7 +287,7 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
   if (base) {  // Only a quicker open: a backup without it is complete.
     ChainOptions self;
     self.storage = storage;
-    self.cache = o.base_chain.cache;
+    self.cache = o.chain.cache;
     Status s = WriteResolvedIndex(o.dest, *base, self);
     if (!s.ok()) summary.warnings.push_back("no resolved index kept: " + s.ToString());
   }

@@ -24,7 +24,9 @@ struct BackupOptions {
   // The base as the user named it when that was a locator (`Disk('backups', 'b1')`): the new
   // backup names its base the same way.
   std::string base_locator;
-  ChainOptions base_chain;                   // How the base's own bases are found.
+  // Where `dest` and the base are, the caches and what locators mean (the Context), and how
+  // the base's own bases are found.
+  ChainOptions chain;
   std::vector<std::string> immutable_globs;  // fnmatch patterns on entry names.
   // Default: the base's; else ClickHouse's for a source laid out as a ClickHouse backup
   // (metadata/DB/TABLE.sql) or data folder; else XXH3.
@@ -33,7 +35,6 @@ struct BackupOptions {
   bool files_cache = false;  // Trust unchanged size+mtime+ctime+inode against the base.
   int max_retries = 3;       // Re-reads of a file that changes while read.
   std::string timestamp;     // "YYYY-MM-DD hh:mm:ss" to record; empty = now (local time).
-  std::shared_ptr<const Storage> storage;  // Where `dest` is; null: this machine's files.
 };
 
 // Progress callback: files and bytes processed so far, and the totals.
@@ -45,7 +46,8 @@ using WriterProgress =
 // ...) fails the backup, and then nothing that opens as a backup is left. Source files that
 // vanish or cannot be read are left out: the backup completes, marked incomplete, listing them
 // (BackupSummary::missing, the manifest's <stitchfs_missing>). Errors: kBackupAlreadyExists,
-// kExpectedEndOfFile (an immutable file grew), kInvalidArgument, errors opening the base,
+// kExpectedEndOfFile (an immutable file grew), kInvalidArgument (also without
+// options.chain.storage), errors opening the base,
 // kIOError (source root, destination).
 StatusOr<BackupSummary> WriteBackup(const BackupOptions& options, const WriterProgress& progress);
 

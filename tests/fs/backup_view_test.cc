@@ -7,8 +7,10 @@
 #include <filesystem>
 
 #include "engine/format/manifest_reader.h"
+#include "engine/read/open_resolved.h"
 #include "engine/write/snapshot_writer.h"
 #include "tests/fs/view_fixture.h"
+#include "tests/testutil/context.h"
 
 namespace stitchfs::fs::fstest {
 namespace {
@@ -205,10 +207,11 @@ TEST(BackupViewTest, MetadataOfAStitchfsBackup) {
   std::filesystem::create_directories(src + "/e");
   ASSERT_EQ(::chmod((src + "/d").c_str(), 0750), 0);
   engine::BackupOptions o;
+  o.chain = testutil::LocalChain();
   o.source = src;
   o.dest = dir / "b";
   ASSERT_OK(engine::WriteBackup(o, nullptr).status());
-  auto backup = engine::ResolvedBackup::Open(o.dest, {});
+  auto backup = engine::OpenResolved(o.dest, testutil::LocalChain());
   ASSERT_OK(backup.status());
   BackupView view(*backup, {});
 

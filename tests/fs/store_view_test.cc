@@ -5,6 +5,7 @@
 
 #include "engine/base/error_table.h"
 #include "tests/fs/namespace_helpers.h"
+#include "tests/testutil/context.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::fs::fstest {
@@ -50,6 +51,7 @@ class StoreViewTest : public ::testing::Test {
     return uuids_[name] = b.uuid();
   }
   void Mount(StoreOptions o = {}) {
+    if (!o.chain.storage) o.chain = testutil::LocalChain();
     o.clock = [this] { return now_; };
     view_ = std::make_unique<StoreView>(store_, o,
                                         [this](const std::string& l) { log_lines_.push_back(l); });
@@ -352,6 +354,7 @@ TEST(OpenBackupsTest, ABackupJustOpenedIsServedEvenBeyondTheBoundWhenAllAreInUse
     ASSERT_OK(b.Write());
   }
   StoreOptions o;
+  o.chain = testutil::LocalChain();
   o.max_open_backups = 1;
   OpenBackups backups(dir.path(), o, {});
   auto a = backups.View(1);

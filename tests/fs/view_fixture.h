@@ -7,9 +7,11 @@
 
 #include <memory>
 
+#include "engine/read/open_resolved.h"
 #include "engine/read/resolved_backup.h"
 #include "fs/backup_view.h"
 #include "tests/fs/namespace_helpers.h"
+#include "tests/testutil/context.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::fs::fstest {
@@ -47,7 +49,7 @@ class ViewTest : public ::testing::Test {
     uuids_ = {b2.uuid(), b1.uuid(), b0.uuid()};
     engine::ResolveOptions r;
     r.origins = true;
-    auto backup = engine::ResolvedBackup::Open(b2.dir(), {}, r);
+    auto backup = engine::OpenResolved(b2.dir(), testutil::LocalChain(), r);
     ASSERT_OK(backup.status());
     backup_ = *backup;
     view_ = std::make_unique<BackupView>(backup_, Attr());

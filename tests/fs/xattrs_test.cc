@@ -1,7 +1,9 @@
 #include "fs/xattrs.h"
 
 #include "engine/format/manifest_writer.h"
+#include "engine/read/open_resolved.h"
 #include "tests/fs/view_fixture.h"
+#include "tests/testutil/context.h"
 #include "tests/testutil/json.h"
 
 namespace stitchfs::fs::fstest {
@@ -144,7 +146,7 @@ engine::StatusOr<std::shared_ptr<const engine::ResolvedBackup>> OpenIncomplete(
   RETURN_IF_ERROR(engine::RenderManifest(h, {&e, 1}, &xml, {}, missing));
   testutil::WriteFile(folder + "/" + kept, "kept");
   testutil::WriteFile(folder + "/.backup", xml);
-  return engine::ResolvedBackup::Open(folder, {});
+  return engine::OpenResolved(folder, testutil::LocalChain());
 }
 
 TEST(IncompleteXattrTest, ListsWhatTheBackupLacks) {

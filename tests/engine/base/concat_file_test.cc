@@ -6,7 +6,9 @@
 #include <thread>
 
 #include "engine/backends/routing_storage.h"
+#include "engine/read/open_resolved.h"
 #include "engine/read/resolved_backup.h"
+#include "tests/testutil/context.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {
@@ -85,9 +87,9 @@ TEST(ConcatFileTest, RandomConcurrentReadsOfAStitchedChainMatchTheOriginal) {
     ASSERT_OK(b->Write());
     chain.push_back(std::move(b));
   }
-  ChainOptions options;
-  options.max_open_files = 4;  // Fewer than the 12 data files: reads must reopen as needed.
-  auto opened = ResolvedBackup::Open(chain.back()->dir(), options);
+  // Fewer open data files than the 12: reads must reopen as needed.
+  ChainOptions options = testutil::LocalChain(/*max_open_files=*/4);
+  auto opened = OpenResolved(chain.back()->dir(), options);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   auto file = (*opened)->OpenEntry(0);
   ASSERT_TRUE(file.ok());

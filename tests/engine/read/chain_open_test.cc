@@ -4,8 +4,13 @@
 
 #include <filesystem>
 
+#include "engine/read/open_resolved.h"
 #include "engine/read/resolved_backup.h"
+#include "engine/storage/store.h"
+#include "engine/store/prune.h"
+#include "engine/write/snapshot_writer.h"
 #include "tests/engine/chain_fixture.h"
+#include "tests/testutil/context.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -29,7 +34,7 @@ std::string ReadAll(const ResolvedBackup& chain, std::string_view name) {
 }
 
 TEST_F(ChainTest, ReadsEveryKindOfEntryThroughThreeBackups) {
-  auto chain = ResolvedBackup::Open(dir_ / "b2");
+  auto chain = OpenResolved(dir_ / "b2", testutil::LocalChain());
   ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   EXPECT_EQ((*chain)->depth(), 3u);
   EXPECT_EQ(ReadAll(**chain, "log/app.log"), a_ + b_ + c_);
@@ -49,10 +54,10 @@ TEST_F(ChainTest, ReadsEveryKindOfEntryThroughThreeBackups) {
 }
 
 TEST_F(ChainTest, MiddleOfChainAndDedupInBase) {
-  auto chain = ResolvedBackup::Open(dir_ / "b1");
+  auto chain = OpenResolved(dir_ / "b1", testutil::LocalChain());
   ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   EXPECT_EQ(ReadAll(**chain, "data/t/p3/columns.txt"), "columns format version: 1\n");
-  auto b0 = ResolvedBackup::Open(dir_ / "b0");
+  auto b0 = OpenResolved(dir_ / "b0", testutil::LocalChain());
   ASSERT_TRUE(b0.ok());
   EXPECT_EQ((*b0)->depth(), 1u);
   EXPECT_EQ(ReadAll(**b0, "data/t/p2/columns.txt"), "columns format version: 1\n");
@@ -60,11 +65,11 @@ TEST_F(ChainTest, MiddleOfChainAndDedupInBase) {
 
 TEST_F(ChainTest, BaseOverrideAndDiskLocator) {
   std::filesystem::rename(dir_ / "b1", dir_ / "moved");
-  auto missing = ResolvedBackup::Open(dir_ / "b2");
+  auto missing = OpenResolved(dir_ / "b2", testutil::LocalChain());
   EXPECT_EQ(missing.status().code(), ErrorCode::kNoBaseBackup) << missing.status().ToString();
-  ChainOptions o;
+  ChainOptions o = testutil::LocalChain();
   o.base_override = dir_ / "moved";
-  auto chain = ResolvedBackup::Open(dir_ / "b2", o);
+  auto chain = OpenResolved(dir_ / "b2", o);
   ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   EXPECT_EQ(ReadAll(**chain, "log/app.log"), a_ + b_ + c_);
 
@@ -74,7 +79,7 @@ TEST_F(ChainTest, BaseOverrideAndDiskLocator) {
   d.AddFromBase("old.bin", "renamed content");
   ASSERT_OK(d.Write());
   // Unmapped, the disk's path is looked for above the backup, with the uuid d records.
-  auto searched = ResolvedBackup::Open(dir_ / "d");
+  auto searched = OpenResolved(dir_ / "d", testutil::LocalChain());
   ASSERT_TRUE(searched.ok()) << searched.status().ToString();
   EXPECT_EQ((*searched)->level(1).path(), dir_ / "b0");
   FixtureBackup e(dir_ / "e");
@@ -82,14 +87,14 @@ TEST_F(ChainTest, BaseOverrideAndDiskLocator) {
   e.header.base_backup_uuid = b0_uuid_;
   e.AddFromBase("old.bin", "renamed content");
   ASSERT_OK(e.Write());
-  auto unmapped = ResolvedBackup::Open(dir_ / "e").status();
+  auto unmapped = OpenResolved(dir_ / "e", testutil::LocalChain()).status();
   EXPECT_EQ(unmapped.code(), ErrorCode::kNoBaseBackup);
   EXPECT_NE(unmapped.message().find("disk 'backups' is not mapped (--disk backups=DIR"),
             std::string::npos)
       << unmapped.ToString();
-  ChainOptions disks;
+  ChainOptions disks = testutil::LocalChain();
   disks.locators.disks["backups"] = dir_.path();
-  auto dc = ResolvedBackup::Open(dir_ / "d", disks);
+  auto dc = OpenResolved(dir_ / "d", disks);
   ASSERT_TRUE(dc.ok()) << dc.status().ToString();
   EXPECT_EQ(ReadAll(**dc, "old.bin"), "renamed content");
 }
@@ -100,14 +105,15 @@ TEST_F(ChainTest, WrongUuidIsWrongBaseBackup) {
   x.header.base_backup_uuid = "00000000-0000-4000-8000-000000000000";
   x.AddFromBase("a", "renamed content");
   ASSERT_OK(x.Write());
-  auto s = ResolvedBackup::Open(dir_ / "x").status();
+  auto s = OpenResolved(dir_ / "x", testutil::LocalChain()).status();
   EXPECT_EQ(s.code(), ErrorCode::kWrongBaseBackup);
   EXPECT_NE(s.message().find("has different UUID (" + b0_uuid_ + " != 00000000"), std::string::npos)
       << s.message();
   x.header.base_backup_uuid.reset();
   std::filesystem::remove_all(dir_ / "x");
   ASSERT_OK(x.Write());
-  EXPECT_EQ(ResolvedBackup::Open(dir_ / "x").status().code(), ErrorCode::kWrongBaseBackup)
+  EXPECT_EQ(OpenResolved(dir_ / "x", testutil::LocalChain()).status().code(),
+            ErrorCode::kWrongBaseBackup)
       << "a missing base_backup_uuid cannot match";
 }
 
@@ -117,7 +123,7 @@ TEST_F(ChainTest, EntryMissingFromBaseIsWrongBaseBackupAtOpen) {
   x.header.base_backup_uuid = b0_uuid_;
   x.AddFromBase("ghost.bin", "content the base never had");
   ASSERT_OK(x.Write());
-  auto s = ResolvedBackup::Open(dir_ / "x").status();
+  auto s = OpenResolved(dir_ / "x", testutil::LocalChain()).status();
   EXPECT_EQ(s.code(), ErrorCode::kWrongBaseBackup);
   EXPECT_NE(s.message().find("doesn't exist there"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("ghost.bin"), std::string::npos) << s.message();
@@ -127,7 +133,7 @@ TEST_F(ChainTest, EntryUsingBaseWithoutBaseIsNoBaseBackup) {
   FixtureBackup x(dir_ / "x");
   x.AddFromBase("a.bin", "Some text");
   ASSERT_OK(x.Write());
-  auto s = ResolvedBackup::Open(dir_ / "x").status();
+  auto s = OpenResolved(dir_ / "x", testutil::LocalChain()).status();
   EXPECT_EQ(s.code(), ErrorCode::kNoBaseBackup);
   EXPECT_NE(s.message().find("Entry 28b5529750ac210952ffd366774363ed9 (\"a.bin\") is marked to be "
                              "read from a base backup, but there is no base backup specified"),
@@ -143,18 +149,17 @@ TEST_F(ChainTest, CycleAndDepthAreRefused) {
   q.AddFromBase("f", "loop");
   ASSERT_OK(p.Write());
   ASSERT_OK(q.Write());
-  auto s = ResolvedBackup::Open(dir_ / "p").status();
+  auto s = OpenResolved(dir_ / "p", testutil::LocalChain()).status();
   EXPECT_EQ(s.code(), ErrorCode::kWrongBaseBackup);
   EXPECT_NE(s.message().find("loops"), std::string::npos) << s.message();
 
-  ChainOptions shallow;
+  ChainOptions shallow = testutil::LocalChain();
   shallow.max_depth = 2;
-  EXPECT_EQ(ResolvedBackup::Open(dir_ / "b2", shallow).status().code(),
-            ErrorCode::kWrongBaseBackup);
+  EXPECT_EQ(OpenResolved(dir_ / "b2", shallow).status().code(), ErrorCode::kWrongBaseBackup);
 }
 
 TEST_F(ChainTest, DataFileOfWrongLengthOrMissingIsDamaged) {
-  auto chain = ResolvedBackup::Open(dir_ / "b2");
+  auto chain = OpenResolved(dir_ / "b2", testutil::LocalChain());
   ASSERT_TRUE(chain.ok());
   const Manifest& m = (*chain)->top().manifest();
   ::truncate((dir_ / "b1/log/app.log").c_str(), 10);
@@ -172,7 +177,7 @@ TEST_F(ChainTest, DataFileOfWrongLengthOrMissingIsDamaged) {
 }
 
 TEST_F(ChainTest, TruncationAfterOpenIsDamageNotShortRead) {
-  auto chain = ResolvedBackup::Open(dir_ / "b2");
+  auto chain = OpenResolved(dir_ / "b2", testutil::LocalChain());
   ASSERT_TRUE(chain.ok());
   auto f = (*chain)->OpenEntry(*(*chain)->top().manifest().FindByName("log/app.log"));
   ASSERT_TRUE(f.ok());
@@ -188,7 +193,7 @@ TEST_F(ChainTest, TruncationAfterOpenIsDamageNotShortRead) {
 TEST_F(ChainTest, ReaderOutlivesItsChain) {
   std::shared_ptr<const RandomAccessFile> f;
   {
-    auto chain = ResolvedBackup::Open(dir_ / "b2");
+    auto chain = OpenResolved(dir_ / "b2", testutil::LocalChain());
     ASSERT_TRUE(chain.ok());
     auto opened = (*chain)->OpenEntry(*(*chain)->top().manifest().FindByName("log/app.log"));
     ASSERT_TRUE(opened.ok());
@@ -200,9 +205,8 @@ TEST_F(ChainTest, ReaderOutlivesItsChain) {
 }
 
 TEST_F(ChainTest, ReplacedDataFileIsDetectedWhenReopened) {
-  ChainOptions one_fd;
-  one_fd.max_open_files = 1;
-  auto chain = ResolvedBackup::Open(dir_ / "b2", one_fd);
+  ChainOptions one_fd = testutil::LocalChain(/*max_open_files=*/1);
+  auto chain = OpenResolved(dir_ / "b2", one_fd);
   ASSERT_TRUE(chain.ok());
   const Manifest& m = (*chain)->top().manifest();
   auto app = (*chain)->OpenEntry(*m.FindByName("log/app.log"));  // 3 files, cache holds 1
@@ -219,19 +223,35 @@ TEST_F(ChainTest, SymlinkedDataFileIsRefused) {
   std::filesystem::remove(dir_ / "b2/copy/a.bin");
   testutil::WriteFile(dir_ / "outside", "same bytes twice");
   std::filesystem::create_symlink(dir_ / "outside", dir_ / "b2/copy/a.bin");
-  auto chain = ResolvedBackup::Open(dir_ / "b2");
+  auto chain = OpenResolved(dir_ / "b2", testutil::LocalChain());
   ASSERT_TRUE(chain.ok());
   auto s = (*chain)->OpenEntry(*(*chain)->top().manifest().FindByName("copy/a.bin")).status();
   EXPECT_EQ(s.code(), ErrorCode::kInsecurePath) << s.ToString();
 }
 
 TEST_F(ChainTest, MissingManifestIsBackupNotFound) {
-  EXPECT_EQ(ResolvedBackup::Open(dir_ / "nothing").status().code(), ErrorCode::kBackupNotFound);
+  EXPECT_EQ(OpenResolved(dir_ / "nothing", testutil::LocalChain()).status().code(),
+            ErrorCode::kBackupNotFound);
   std::filesystem::create_directories(dir_ / "half");
   testutil::WriteFile(dir_ / "half/.lock", "uuid");
-  auto s = ResolvedBackup::Open(dir_ / "half").status();
+  auto s = OpenResolved(dir_ / "half", testutil::LocalChain()).status();
   EXPECT_EQ(s.code(), ErrorCode::kBackupNotFound);
   EXPECT_NE(s.message().find(".lock"), std::string::npos);
+}
+
+TEST_F(ChainTest, NothingIsReadWithoutAStorage) {
+  // The engine has no storage of its own: a context without one is refused, not defaulted.
+  EXPECT_EQ(OpenResolved(dir_ / "b2", ChainOptions()).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ListStore(Context(), dir_.path()).status().code(), ErrorCode::kInvalidArgument);
+  PrunePolicy keep_one;
+  keep_one.keep_last = 1;
+  EXPECT_EQ(PruneStore(dir_.path(), keep_one, Context()).status().code(),
+            ErrorCode::kInvalidArgument);
+  BackupOptions o;
+  o.source = dir_ / "b0";
+  o.dest = dir_ / "copy";
+  EXPECT_EQ(WriteBackup(o, nullptr).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "copy"));
 }
 
 TEST(ChainXxh3Test, StitchfsFormatChain) {
@@ -244,7 +264,7 @@ TEST(ChainXxh3Test, StitchfsFormatChain) {
   b1.SetBase(b0);
   b1.AddStitched("f", a + b, a.size());
   ASSERT_OK(b1.Write());
-  auto chain = ResolvedBackup::Open(dir / "b1");
+  auto chain = OpenResolved(dir / "b1", testutil::LocalChain());
   ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   EXPECT_EQ((*chain)->top().header().algorithm, ChecksumAlgorithm::kXxh3);
   EXPECT_EQ(ReadAll(**chain, "f"), a + b);
@@ -281,11 +301,10 @@ TEST(DeepChainTest, OpensWithFewerFdsThanLevels) {
   struct rlimit low = old;
   low.rlim_cur = 256;
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
-  ChainOptions o;
-  o.max_open_files = 64;
-  auto chain = ResolvedBackup::Open(prev->dir(), o);
+  ChainOptions o = testutil::LocalChain(/*max_open_files=*/64);
+  auto chain = OpenResolved(prev->dir(), o);
   std::string got = chain.ok() ? ReadAll(**chain, "log") : "";
-  auto resolved = ResolvedBackup::Open(prev->dir(), o);
+  auto resolved = OpenResolved(prev->dir(), o);
   ::setrlimit(RLIMIT_NOFILE, &old);
   ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   EXPECT_EQ((*chain)->depth(), static_cast<size_t>(kLevels));

@@ -5,8 +5,10 @@
 
 #include "engine/backends/local/local_storage.h"
 #include "engine/read/backup_diff.h"
+#include "engine/read/open_resolved.h"
 #include "engine/storage/store.h"
 #include "engine/write/snapshot_writer.h"
+#include "tests/testutil/context.h"
 #include "tests/testutil/fixture.h"
 
 namespace fs = std::filesystem;
@@ -21,6 +23,7 @@ class DiffTest : public ::testing::Test {
  protected:
   void Backup(const std::string& name, const std::string& base = "") {
     BackupOptions o;
+    o.chain = testutil::LocalChain();
     o.source = dir_ / "src";
     o.dest = dir_ / ("store/" + name);
     if (!base.empty()) o.base = dir_ / ("store/" + base);
@@ -30,7 +33,7 @@ class DiffTest : public ::testing::Test {
   std::shared_ptr<const ResolvedBackup> Open(const std::string& name) {
     ResolveOptions with_prefixes;
     with_prefixes.prefixes = true;
-    auto c = ResolvedBackup::Open(dir_ / ("store/" + name), {}, with_prefixes);
+    auto c = OpenResolved(dir_ / ("store/" + name), testutil::LocalChain(), with_prefixes);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return *c;
   }
@@ -90,7 +93,7 @@ TEST_F(DiffTest, StoreListsBackupsOldestFirstWithDepthAndSkipsUnfinished) {
   Backup("a", "b");  // Named so that name order differs from time order.
   fs::create_directories(dir_ / "store/unfinished");
   WriteFile(dir_ / "store/unfinished/.lock", "x");
-  auto list = ListStore(*LocalStorage::Create(), dir_ / "store");
+  auto list = ListStore(testutil::LocalChain(), dir_ / "store");
   ASSERT_TRUE(list.ok());
   ASSERT_EQ(list->size(), 2u);
   // Same-second timestamps fall back to name order; depth comes from the base locators.

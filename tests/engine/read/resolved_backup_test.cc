@@ -6,7 +6,9 @@
 #include <filesystem>
 
 #include "engine/backends/local/local_storage.h"
+#include "engine/read/open_resolved.h"
 #include "tests/engine/chain_fixture.h"
+#include "tests/testutil/context.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -20,9 +22,10 @@ std::string ReadAll(const RandomAccessFile& f) {
   return out;
 }
 
-std::shared_ptr<const ResolvedBackup> MustOpen(const std::string& dir, const ChainOptions& o = {},
+std::shared_ptr<const ResolvedBackup> MustOpen(const std::string& dir,
+                                               const ChainOptions& o = testutil::LocalChain(),
                                                const ResolveOptions& r = {}) {
-  auto b = ResolvedBackup::Open(dir, o, r);
+  auto b = OpenResolved(dir, o, r);
   EXPECT_TRUE(b.ok()) << b.status().ToString();
   return b.ok() ? *b : nullptr;
 }
@@ -54,7 +57,7 @@ TEST_F(ResolvedTest, StoredTailsFiguresAndLevels) {
 TEST_F(ResolvedTest, PrefixesListEveryKnownPrefix) {
   ResolveOptions with;
   with.prefixes = true;
-  auto r = MustOpen(dir_ / "b2", {}, with);
+  auto r = MustOpen(dir_ / "b2", testutil::LocalChain(), with);
   ASSERT_TRUE(r);
   const auto app = r->Prefixes(Entry(*r, "log/app.log"));
   ASSERT_EQ(app.size(), 3u);
@@ -68,7 +71,7 @@ TEST_F(ResolvedTest, PrefixesListEveryKnownPrefix) {
 TEST_F(ResolvedTest, OriginsFollowUnchangedFilesDownTheChain) {
   ResolveOptions r;
   r.origins = true;
-  auto b2 = MustOpen(dir_ / "b2", {}, r);
+  auto b2 = MustOpen(dir_ / "b2", testutil::LocalChain(), r);
   auto b0 = MustOpen(dir_ / "b0");
   auto b1 = MustOpen(dir_ / "b1");
   ASSERT_TRUE(b2 && b0 && b1);
@@ -83,14 +86,14 @@ TEST_F(ResolvedTest, OriginsFollowUnchangedFilesDownTheChain) {
   EXPECT_EQ(origin("copy/b.bin").entry, Entry(*b2, "copy/b.bin"));
 
   r.origin_ok = [&](const ManifestHeader& h) { return h.uuid != b0_uuid_; };
-  auto stop = MustOpen(dir_ / "b2", {}, r);
+  auto stop = MustOpen(dir_ / "b2", testutil::LocalChain(), r);
   EXPECT_EQ(stop->origin(Entry(*stop, "metadata/db.sql")).level, 1u);
   EXPECT_EQ(MustOpen(dir_ / "b2")->origin(Entry(*b2, "metadata/db.sql")).level, 0u)
       << "without the option every file is its own origin";
 }
 
 TEST_F(ResolvedTest, KeepsNoManifestOfItsBases) {
-  ChainOptions o;
+  ChainOptions o = testutil::LocalChain();
   o.backups = std::make_shared<BackupCache>();  // Keeps nothing beyond what is held.
   std::weak_ptr<const Backup> b1 = *o.backups->Open(*LocalStorage::Create(), dir_ / "b1", nullptr);
   std::weak_ptr<const Backup> b0 = *o.backups->Open(*LocalStorage::Create(), dir_ / "b0", nullptr);

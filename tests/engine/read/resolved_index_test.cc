@@ -10,8 +10,10 @@
 #include "engine/backends/local/local_storage.h"
 #include "engine/base/index_codec.h"
 #include "engine/format/manifest_cache.h"
+#include "engine/read/open_resolved.h"
 #include "engine/storage/backup.h"
 #include "tests/engine/chain_fixture.h"
+#include "tests/testutil/context.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -50,7 +52,7 @@ std::string Describe(const ResolvedBackup& r) {
 class ResolvedIndexTest : public ChainTest {
  protected:
   ChainOptions Options(size_t keep_bytes = size_t{64} << 20) {
-    ChainOptions o;
+    ChainOptions o = testutil::LocalChain();
     o.cache = &cache_;
     o.backups = std::make_shared<BackupCache>(keep_bytes);
     return o;
@@ -59,7 +61,7 @@ class ResolvedIndexTest : public ChainTest {
   std::shared_ptr<const ResolvedBackup> Open(const std::string& name, const ChainOptions& o) {
     ResolveOptions r;
     r.origins = true;
-    auto b = ResolvedBackup::Open(dir_ / name, o, r);
+    auto b = OpenResolved(dir_ / name, o, r);
     EXPECT_TRUE(b.ok()) << b.status().ToString();
     return b.ok() ? *b : nullptr;
   }
@@ -68,7 +70,7 @@ class ResolvedIndexTest : public ChainTest {
     ResolveOptions r;
     r.origins = true;
     r.prefixes = true;
-    auto b = ResolvedBackup::Open(dir_ / name, ChainOptions{}, r);
+    auto b = OpenResolved(dir_ / name, testutil::LocalChain(), r);
     EXPECT_TRUE(b.ok()) << b.status().ToString();
     return b.ok() ? Describe(**b) : "";
   }
@@ -167,7 +169,7 @@ TEST_F(ResolvedIndexTest, ABaseRewrittenOrReplacedMakesTheIndexStale) {
   other.header.uuid = b0_uuid_;
   other.AddStored("log/app.log", "other");
   ASSERT_OK(other.Write());
-  auto broken = ResolvedBackup::Open(dir_ / "b2", Options());
+  auto broken = OpenResolved(dir_ / "b2", Options());
   EXPECT_EQ(broken.status().code(), ErrorCode::kWrongBaseBackup) << broken.status().ToString();
 }
 
@@ -175,7 +177,7 @@ TEST_F(ResolvedIndexTest, AnIndexIsUsedOnlyWhereItsBasesAre) {
   ASSERT_TRUE(Open("b2", Options()));
   fs::rename(dir_ / "b1", dir_ / "moved");
   ChainOptions o = Options();
-  EXPECT_EQ(ResolvedBackup::Open(dir_ / "b2", o).status().code(), ErrorCode::kNoBaseBackup);
+  EXPECT_EQ(OpenResolved(dir_ / "b2", o).status().code(), ErrorCode::kNoBaseBackup);
   o.base_override = dir_ / "moved";
   auto b = Open("b2", o);
   ASSERT_TRUE(b);
@@ -252,7 +254,7 @@ TEST_F(ResolvedIndexTest, ADeepChainWithoutIndexesOpensFromItsBottomAndKeepsChec
   fs::rename(dir_ / "copy", dir_ / "l11");
   ChainOptions o = Options();
   o.cache = nullptr;  // Nothing cached: the whole way down.
-  auto walked_again = ResolvedBackup::Open(dir_ / "l19", o);
+  auto walked_again = OpenResolved(dir_ / "l19", o);
   ASSERT_TRUE(walked_again.ok()) << walked_again.status().ToString();
   auto again = Open("l19", Options());
   ASSERT_TRUE(again);
@@ -270,7 +272,7 @@ TEST_F(ResolvedIndexTest, DamagedOrForgedIndexesAreMissesOrAddUp) {
   const std::string good = ResolvedIndex::Encode(*r);
   ChainOptions with_storage = Options();
   with_storage.storage = LocalStorage::Create();
-  auto opened = Backup::Open(dir_ / "b2");
+  auto opened = Backup::Open(*with_storage.storage, dir_ / "b2", nullptr);
   ASSERT_TRUE(opened.ok());
   const std::shared_ptr<const Backup> top = *opened;
   ASSERT_TRUE(ResolvedIndex::Decode(SharedBytes::Copy(good), top, with_storage, true).ok());

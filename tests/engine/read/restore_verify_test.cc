@@ -6,8 +6,10 @@
 
 #include "engine/base/atomic_file.h"
 #include "engine/read/backup_stats.h"
+#include "engine/read/open_resolved.h"
 #include "engine/read/restore.h"
 #include "engine/read/verify.h"
+#include "tests/testutil/context.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {
@@ -34,7 +36,7 @@ class RestoreVerifyTest : public ::testing::Test {
     b1.AddEmpty("e");
     b1.AddStored("c/x", "xyz");
     ASSERT_OK(b1.Write());
-    auto chain = ResolvedBackup::Open(dir_ / "b1");
+    auto chain = OpenResolved(dir_ / "b1", testutil::LocalChain());
     ASSERT_TRUE(chain.ok()) << chain.status().ToString();
     chain_ = *chain;
   }
@@ -129,7 +131,7 @@ void FlipByte(const std::string& path, size_t at) {
 
 TEST_F(RestoreVerifyTest, RestoreChecksEveryFileAndNamesTheBackupWithTheBadBytes) {
   FlipByte(dir_ / "b0/a/log", 5000);  // The base's part of the stitched file.
-  auto chain = ResolvedBackup::Open(dir_ / "b1");
+  auto chain = OpenResolved(dir_ / "b1", testutil::LocalChain());
   ASSERT_TRUE(chain.ok());
   RestoreOptions o;
   o.target = dir_ / "bad";
@@ -144,14 +146,14 @@ TEST_F(RestoreVerifyTest, RestoreChecksEveryFileAndNamesTheBackupWithTheBadBytes
   EXPECT_TRUE(std::filesystem::is_empty(dir_ / "bad/a")) << "no temp file left either";
   FlipByte(dir_ / "b0/a/log", 5000);  // Repaired; now the top's own tail.
   FlipByte(dir_ / "b1/a/log", 10);
-  r = RestoreBackup(**ResolvedBackup::Open(dir_ / "b1"), o, nullptr);
+  r = RestoreBackup(**OpenResolved(dir_ / "b1", testutil::LocalChain()), o, nullptr);
   ASSERT_EQ(r.status().code(), ErrorCode::kBackupDamaged);
   EXPECT_NE(r.status().message().find("in backup " + dir_ / "b1" + ", bytes [100000, 300000)"),
             std::string::npos)
       << r.status().ToString();
   FlipByte(dir_ / "b1/a/log", 10);
   o.target = dir_ / "good";
-  ASSERT_TRUE(RestoreBackup(**ResolvedBackup::Open(dir_ / "b1"), o, nullptr).ok());
+  ASSERT_TRUE(RestoreBackup(**OpenResolved(dir_ / "b1", testutil::LocalChain()), o, nullptr).ok());
   EXPECT_EQ(ReadFile(dir_ / "good/a/log"), big_);
 }
 

@@ -1,4 +1,4 @@
-// How a chain's bases are found (FindBase through ResolvedBackup::Open): ClickHouse's relative
+// How a chain's bases are found (FindBase through OpenResolved): ClickHouse's relative
 // File() paths, which mean "under the backups root"; chains moved as a whole; a backup of
 // another uuid where the locator points is never taken; resolved indexes stay right.
 #include <gtest/gtest.h>
@@ -6,8 +6,10 @@
 
 #include <filesystem>
 
+#include "engine/read/open_resolved.h"
 #include "engine/read/resolved_backup.h"
 #include "engine/storage/base_candidates.h"
+#include "tests/testutil/context.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {
@@ -61,14 +63,14 @@ TEST_F(BaseSearchTest, ClickHouseSubfolderChainOpensWithAndWithoutTheRoot) {
   MakeChain(dir_ / "daily", [&](const std::string& base) {
     return FileLocator("daily/" + std::filesystem::path(base).filename().string());
   });
-  auto searched = ResolvedBackup::Open(dir_ / "daily/b3");
+  auto searched = OpenResolved(dir_ / "daily/b3", testutil::LocalChain());
   ASSERT_TRUE(searched.ok()) << searched.status().ToString();
   EXPECT_EQ((*searched)->depth(), 3u);
   EXPECT_EQ((*searched)->level(2).path(), dir_ / "daily/b1");
   EXPECT_EQ(ReadLog(**searched), content_);
-  ChainOptions rooted;
+  ChainOptions rooted = testutil::LocalChain();
   rooted.locators.backups_root = dir_.path();
-  auto r = ResolvedBackup::Open(dir_ / "daily/b3", rooted);
+  auto r = OpenResolved(dir_ / "daily/b3", rooted);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(ReadLog(**r), content_);
   const std::string why =
@@ -76,21 +78,22 @@ TEST_F(BaseSearchTest, ClickHouseSubfolderChainOpensWithAndWithoutTheRoot) {
   EXPECT_NE(why.find("under the backups root"), std::string::npos) << why;
   // A root that is wrong: the search above the backup still finds the right one.
   rooted.locators.backups_root = dir_ / "nowhere";
-  EXPECT_TRUE(ResolvedBackup::Open(dir_ / "daily/b3", rooted).ok());
+  EXPECT_TRUE(OpenResolved(dir_ / "daily/b3", rooted).ok());
 }
 
 TEST_F(BaseSearchTest, ChainMovedAsAWholeStillOpens) {
   MakeChain(dir_ / "old/st", [](const std::string& base) { return FileLocator(base); });
-  ASSERT_TRUE(ResolvedBackup::Open(dir_ / "old/st/b3").ok());  // Leaves indexes behind.
+  ASSERT_TRUE(
+      OpenResolved(dir_ / "old/st/b3", testutil::LocalChain()).ok());  // Leaves indexes behind.
   std::filesystem::create_directories(dir_ / "new");
   std::filesystem::rename(dir_ / "old/st", dir_ / "new/st");
-  auto r = ResolvedBackup::Open(dir_ / "new/st/b3");
+  auto r = OpenResolved(dir_ / "new/st/b3", testutil::LocalChain());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ((*r)->level(1).path(), dir_ / "new/st/b2");
   EXPECT_EQ((*r)->level(2).path(), dir_ / "new/st/b1");
   EXPECT_EQ(ReadLog(**r), content_);
   // Opened again (now from an index that names the new places).
-  auto again = ResolvedBackup::Open(dir_ / "new/st/b3");
+  auto again = OpenResolved(dir_ / "new/st/b3", testutil::LocalChain());
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(ReadLog(**again), content_);
 }
@@ -98,7 +101,7 @@ TEST_F(BaseSearchTest, ChainMovedAsAWholeStillOpens) {
 TEST_F(BaseSearchTest, ACopiedChainReadsItsOwnBases) {
   MakeChain(dir_ / "st", [](const std::string& base) { return FileLocator(base); });
   std::filesystem::copy(dir_ / "st", dir_ / "copy", std::filesystem::copy_options::recursive);
-  auto r = ResolvedBackup::Open(dir_ / "copy/b3");
+  auto r = OpenResolved(dir_ / "copy/b3", testutil::LocalChain());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ((*r)->level(1).path(), dir_ / "copy/b2");
   EXPECT_EQ((*r)->level(2).path(), dir_ / "copy/b1");
@@ -113,17 +116,17 @@ TEST_F(BaseSearchTest, AnotherBackupWhereTheSearchLooksIsNeverTaken) {
   FixtureBackup decoy(dir_ / "daily/daily/b2");
   decoy.AddStored("data/log.bin", "decoy");
   ASSERT_OK(decoy.Write());
-  auto r = ResolvedBackup::Open(dir_ / "daily/b3");
+  auto r = OpenResolved(dir_ / "daily/b3", testutil::LocalChain());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ((*r)->level(1).path(), dir_ / "daily/b2");
   EXPECT_EQ(ReadLog(**r), content_);
   // With the real base gone, the decoy (the locator's own meaning here) is refused by uuid.
   std::filesystem::rename(dir_ / "daily/b2", dir_ / "gone");
-  auto wrong = ResolvedBackup::Open(dir_ / "daily/b3");
+  auto wrong = OpenResolved(dir_ / "daily/b3", testutil::LocalChain());
   EXPECT_EQ(wrong.status().code(), ErrorCode::kWrongBaseBackup) << wrong.status().ToString();
   // And with nothing anywhere: NO_BASE_BACKUP saying where it looked.
   std::filesystem::remove_all(dir_ / "daily/daily");
-  auto none = ResolvedBackup::Open(dir_ / "daily/b3");
+  auto none = OpenResolved(dir_ / "daily/b3", testutil::LocalChain());
   EXPECT_EQ(none.status().code(), ErrorCode::kNoBaseBackup);
   EXPECT_NE(none.status().message().find("other places looked at"), std::string::npos)
       << none.status().ToString();
@@ -140,10 +143,10 @@ TEST_F(BaseSearchTest, ACopyOwnedBySomeoneElseIsNeverTaken) {
   std::filesystem::rename(dir_ / "x/daily/b2", dir_ / "daily/b2");
   std::filesystem::rename(dir_ / "x/daily/b1", dir_ / "daily/b1");
   ASSERT_EQ(::chown((dir_ / "daily/b2").c_str(), 12345, 12345), 0);
-  auto r = ResolvedBackup::Open(dir_ / "x/daily/b3");
+  auto r = OpenResolved(dir_ / "x/daily/b3", testutil::LocalChain());
   EXPECT_EQ(r.status().code(), ErrorCode::kNoBaseBackup) << r.status().ToString();
   ASSERT_EQ(::chown((dir_ / "daily/b2").c_str(), 0, 0), 0);  // Root's (this user's): taken.
-  auto ok = ResolvedBackup::Open(dir_ / "x/daily/b3");
+  auto ok = OpenResolved(dir_ / "x/daily/b3", testutil::LocalChain());
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ReadLog(**ok), content_);
 }
@@ -156,7 +159,8 @@ TEST_F(BaseSearchTest, AMissingUuidAllowsOnlyTheLocatorsOwnMeaning) {
   top.header.base_backup = "File('daily/b3')";  // No <base_backup_uuid>: nothing to match.
   top.AddStitched("data/log.bin", content_ + "x", content_.size());
   ASSERT_OK(top.Write());
-  EXPECT_EQ(ResolvedBackup::Open(dir_ / "daily/b4").status().code(), ErrorCode::kNoBaseBackup);
+  EXPECT_EQ(OpenResolved(dir_ / "daily/b4", testutil::LocalChain()).status().code(),
+            ErrorCode::kNoBaseBackup);
 }
 
 }  // namespace

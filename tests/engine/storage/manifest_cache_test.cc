@@ -12,6 +12,7 @@
 #include "engine/base/unique_fd.h"
 #include "engine/format/manifest_file.h"
 #include "engine/storage/backup.h"
+#include "tests/testutil/context.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {
@@ -228,12 +229,13 @@ TEST(ManifestCacheTest, BackupOpenUsesTheCacheAndNeverAStaleCopy) {
   }
   ASSERT_OK(f.Write());
   ASSERT_GE(std::filesystem::file_size(dir / "b/.backup"), ManifestCache::kMinManifestBytes);
-  auto first = Backup::Open(dir / "b", &cache);
+  const auto storage = testutil::LocalChain().storage;
+  auto first = Backup::Open(*storage, dir / "b", &cache);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir / "cache"),
                           std::filesystem::directory_iterator()),
             1);
-  auto second = Backup::Open(dir / "b", &cache);
+  auto second = Backup::Open(*storage, dir / "b", &cache);
   ASSERT_TRUE(second.ok());
   ExpectSame((*first)->manifest(), (*second)->manifest());
 
@@ -244,7 +246,7 @@ TEST(ManifestCacheTest, BackupOpenUsesTheCacheAndNeverAStaleCopy) {
   }
   ASSERT_OK(g.Write());
   std::filesystem::rename(dir / "g/.backup", dir / "b/.backup");
-  auto third = Backup::Open(dir / "b", &cache);
+  auto third = Backup::Open(*storage, dir / "b", &cache);
   ASSERT_TRUE(third.ok());
   EXPECT_TRUE((*third)->manifest().FindByName("other/" + pad + "7").has_value())
       << "a replaced .backup is parsed, not served from the cache";

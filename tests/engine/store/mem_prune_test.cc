@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "engine/read/open_resolved.h"
 #include "engine/store/prune.h"
 #include "engine/write/flatten.h"
 #include "tests/engine/backends/mem/mem_fixture.h"
@@ -31,7 +32,9 @@ class MemPruneTest : public MemStoreTest {
     PrunePolicy p;
     p.keep_last = keep_last;
     p.dry_run = dry_run;
-    return PruneStore(kStore, p, nullptr, {}, {}, std::move(storage));
+    Context ctx;
+    ctx.storage = std::move(storage);
+    return PruneStore(kStore, p, ctx);
   }
 };
 
@@ -135,7 +138,7 @@ TEST_F(MemPruneTest, FlattenWritesAWholeCopy) {
   WriteChain();
   ChainOptions o;
   o.storage = mem_;
-  auto chain = ResolvedBackup::Open(At("b3"), o);
+  auto chain = OpenResolved(At("b3"), o);
   ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   auto flat = FlattenBackup(**chain, At("flat"), false, *mem_);
   ASSERT_TRUE(flat.ok()) << flat.status().ToString();

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "tests/testutil/context.h"
 #include "tests/testutil/fixture.h"
 
 namespace stitchfs::engine {
@@ -64,7 +65,7 @@ class StoreIndexTest : public ::testing::Test {
   }();
   int64_t now_ = int64_t{1700000000} * 1000000000;
   std::mutex mu_;
-  StoreIndex index_{store_, [this] { return now_; }};
+  StoreIndex index_{store_, testutil::LocalChain().storage, [this] { return now_; }};
 };
 
 TEST_F(StoreIndexTest, BackupsAppearAndDisappearAtMostOnceASecond) {
@@ -316,7 +317,7 @@ TEST_F(StoreIndexTest, TheLockIsFreeWhileTheStoreIsReadAndOneScanRunsAtATime) {
   StoreIndex* index = nullptr;
   bool free_while_read = false, nested_scan = true;
   StoreIndex outer(
-      store_, [this] { return now_; },
+      store_, testutil::LocalChain().storage, [this] { return now_; },
       [&](const std::string&) {
         std::unique_lock<std::mutex> inner(mu_, std::try_to_lock);
         free_while_read = inner.owns_lock();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/format/data_file_name.h"
+#include "engine/read/open_resolved.h"
 #include "tests/engine/backends/mem/mem_fixture.h"
 
 namespace stitchfs::engine {
@@ -16,7 +17,7 @@ class MemWriterTest : public MemStoreTest {
   FileEntry Entry(const std::string& backup, const std::string& name) {
     ChainOptions o;
     o.storage = mem_;
-    auto chain = ResolvedBackup::Open(At(backup), o);
+    auto chain = OpenResolved(At(backup), o);
     EXPECT_TRUE(chain.ok()) << chain.status().ToString();
     keep_ = *chain;
     auto i = keep_->top().manifest().FindByName(name);

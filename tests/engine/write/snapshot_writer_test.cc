@@ -11,7 +11,9 @@
 #include <thread>
 
 #include "engine/format/manifest_reader.h"
+#include "engine/read/open_resolved.h"
 #include "engine/read/restore.h"
+#include "tests/testutil/context.h"
 #include "tests/testutil/fixture.h"
 #include "tests/testutil/tree.h"
 
@@ -33,6 +35,7 @@ class WriterTest : public ::testing::Test {
   StatusOr<BackupSummary> Backup(const std::string& name, const std::string& base = "",
                                  std::vector<std::string> immutable = {}) {
     BackupOptions o;
+    o.chain = testutil::LocalChain();
     o.source = Src();
     o.dest = dir_ / name;
     o.base = base.empty() ? "" : dir_ / base;
@@ -42,7 +45,7 @@ class WriterTest : public ::testing::Test {
   }
 
   std::shared_ptr<const ResolvedBackup> Open(const std::string& name) {
-    auto c = ResolvedBackup::Open(dir_ / name);
+    auto c = OpenResolved(dir_ / name, testutil::LocalChain());
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? *c : nullptr;
   }
@@ -209,6 +212,7 @@ TEST_F(WriterTest, AClickHouseShapedTreeGetsClickHouseChecksums) {
   EXPECT_EQ(Entry("ch", "data/db/t/all_1_1_0/data.bin").checksum.ToHex(),
             "28b5529750ac210952ffd366774363ed");
   BackupOptions o;
+  o.chain = testutil::LocalChain();
   o.source = Src();
   o.dest = dir_ / "forced";
   o.algorithm = ChecksumAlgorithm::kXxh3;
@@ -227,11 +231,12 @@ TEST_F(WriterTest, BaseLocatorIsWhatClickHouseResolvesWithoutHelp) {
                   const std::string& named) {
     WriteFile(Src("log.bin"), ReadFile(Src("log.bin")) + " more");
     BackupOptions o;
+    o.chain = testutil::LocalChain();
     o.source = Src();
     o.dest = dir_ / name;
     o.base = dir_ / base;
     o.base_locator = named;
-    o.base_chain.locators.backups_root = root;
+    o.chain.locators.backups_root = root;
     EXPECT_TRUE(WriteBackup(o, nullptr).ok());
     return ReadFile(dir_ / (name + "/.backup"));
   };
@@ -274,6 +279,7 @@ TEST_F(WriterTest, IncrementalOnAClickHouseBaseUsesClickHouseChecksums) {
       << xml;
   EXPECT_EQ(xml.find("base_backup_copy_s3_credentials_from_backup"), std::string::npos);
   BackupOptions o;
+  o.chain = testutil::LocalChain();
   o.source = Src();
   o.dest = dir_ / "b2";
   o.base = dir_ / "ch";

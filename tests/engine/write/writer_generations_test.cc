@@ -8,8 +8,10 @@
 #include <fstream>
 #include <random>
 
+#include "engine/read/open_resolved.h"
 #include "engine/read/restore.h"
 #include "engine/write/snapshot_writer.h"
+#include "tests/testutil/context.h"
 #include "tests/testutil/fixture.h"
 #include "tests/testutil/tree.h"
 
@@ -107,6 +109,7 @@ TEST(WriterGenerationsTest, EveryGenerationRestoresExactly) {
   for (int gen = 0; gen < 14; ++gen) {
     mutate.Step();
     BackupOptions o;
+    o.chain = testutil::LocalChain();
     o.source = src;
     o.dest = dir / ("g" + std::to_string(gen));
     if (gen > 0) o.base = dir / ("g" + std::to_string(gen - 1));
@@ -118,7 +121,7 @@ TEST(WriterGenerationsTest, EveryGenerationRestoresExactly) {
     expected.push_back(testutil::DescribeTree(src));
   }
   for (int gen = 0; gen < 14; ++gen) {
-    auto chain = ResolvedBackup::Open(dir / ("g" + std::to_string(gen)));
+    auto chain = OpenResolved(dir / ("g" + std::to_string(gen)), testutil::LocalChain());
     ASSERT_TRUE(chain.ok()) << chain.status().ToString();
     RestoreOptions r;
     r.target = dir / ("r" + std::to_string(gen));

@@ -8,6 +8,7 @@
 
 #include <functional>
 
+#include "engine/read/open_resolved.h"
 #include "engine/store/prune.h"
 #include "engine/write/flatten.h"
 #include "tests/engine/backends/mem/mem_fixture.h"
@@ -186,7 +187,9 @@ TEST_P(FaultSweepTest, PruneKeepLast) {
   PrunePolicy p;
   p.keep_last = 2;
   const auto prune = [&](std::shared_ptr<const Storage> storage) {
-    return PruneStore(kStore, p, nullptr, {}, {}, std::move(storage)).status();
+    Context ctx;
+    ctx.storage = std::move(storage);
+    return PruneStore(kStore, p, ctx).status();
   };
   const int runs = Sweep(
       [&] { WriteChain(4); }, prune,
@@ -215,7 +218,9 @@ TEST_P(FaultSweepTest, PruneSparesARunningWritersBase) {
   PrunePolicy p;
   p.keep_last = 1;
   const auto prune = [&](std::shared_ptr<const Storage> storage) {
-    return PruneStore(kStore, p, nullptr, {}, {}, std::move(storage)).status();
+    Context ctx;
+    ctx.storage = std::move(storage);
+    return PruneStore(kStore, p, ctx).status();
   };
   std::string base_uuid;
   std::unique_ptr<BackupWriter> running;  // Of a live process of each run's disk.
@@ -256,7 +261,7 @@ TEST_P(FaultSweepTest, Flatten) {
   const auto flatten = [&](std::shared_ptr<const Storage> storage) -> Status {
     ChainOptions o;
     o.storage = storage;
-    ASSIGN_OR_RETURN(auto chain, ResolvedBackup::Open(At("b2"), o));
+    ASSIGN_OR_RETURN(auto chain, OpenResolved(At("b2"), o));
     return FlattenBackup(*chain, At("flat"), false, *storage).status();
   };
   const int runs =

@@ -14,6 +14,7 @@
 
 #include "engine/backends/fault/fault_storage.h"
 #include "engine/backends/mem/mem_storage.h"
+#include "engine/read/open_resolved.h"
 #include "engine/read/resolved_backup.h"
 #include "engine/write/snapshot_writer.h"
 #include "tests/testutil/fixture.h"
@@ -45,8 +46,7 @@ class MemStoreTest : public ::testing::Test {
     o.source = dir_ / "src";
     o.dest = At(name);
     o.base = base.empty() ? "" : At(base);
-    o.base_chain.storage = storage;
-    o.storage = storage;
+    o.chain.storage = storage;
     o.jobs = 1;
     o.timestamp = "2024-01-" + std::string(day < 10 ? "0" : "") + std::to_string(day) + " 00:00:00";
     return WriteBackup(o, nullptr);
@@ -66,7 +66,7 @@ class MemStoreTest : public ::testing::Test {
                            const Tree& want, size_t* depth = nullptr) {
     ChainOptions o;
     o.storage = storage;
-    auto chain = ResolvedBackup::Open(path, o);
+    auto chain = OpenResolved(path, o);
     if (!chain.ok()) return "error: " + path + " does not open: " + chain.status().ToString();
     if (depth) *depth = (*chain)->depth();
     const Manifest& m = (*chain)->top().manifest();
