@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "engine/backends/routing_storage.h"
+#include "engine/base/progress_bar.h"
 #include "engine/format/manifest_cache.h"
 #include "engine/location/locator.h"
 #include "engine/storage/clickhouse_config.h"
@@ -102,7 +103,8 @@ engine::StatusOr<Args> ParseArgs(int argc, char** argv, int first, const ArgSpec
 
 engine::Context ContextFrom(const Args& args) {
   engine::Context ctx;
-  ctx.storage = engine::RoutingStorage::Create();
+  // Archives being indexed show as bars on a terminal.
+  ctx.storage = engine::RoutingStorage::Create(0, {}, engine::TerminalProgress("index"));
   ctx.cache = engine::ManifestCache::Default();
   ctx.locators = args.locators;
   return ctx;

@@ -3,7 +3,6 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
-#include "engine/backends/routing_storage.h"
 #include "engine/base/error_table.h"
 #include "engine/base/json_writer.h"
 #include "engine/format/manifest_cache.h"

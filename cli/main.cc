@@ -79,7 +79,6 @@ int main(int argc, char** argv) {
   if (const std::string& w = stitchfs::engine::CheckDefaultCacheDir(); !w.empty()) {
     std::fprintf(stderr, "stitch: warning: %s\n", w.c_str());
   }
-  stitchfs::cli::ShowArchiveIndexing();
   for (const Command& c : kCommands) {
     if (std::strcmp(argv[1], c.name) != 0) continue;
     if (stitchfs::cli::WantsHelp(argc - 1, argv + 1)) {

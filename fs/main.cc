@@ -173,8 +173,6 @@ int Mount(sfs::MountContext& state, const sfs::Options& o, const char* argv0) {
 int main(int argc, char** argv) {
   EnsureStdFds();
   RaiseFdLimit();
-  // Archives indexed while the backup opens show as bars (ArchiveStorage, under RoutingStorage).
-  eng::ArchiveStorage::SetIndexProgress(eng::TerminalProgress("index"));
   auto parsed = sfs::ParseOptions(argc, argv);
   if (!parsed.ok()) {
     std::fprintf(stderr, "stitchfs: %s\n%s", parsed.status().message().c_str(), sfs::kUsage);
@@ -206,7 +204,9 @@ int main(int argc, char** argv) {
   attr.backup_manifest = o.backup_manifest;
   o.chain.cache = eng::ManifestCache::Default();  // The per-user cache.
   // Where backups are read from: folders here, or object storage for S3 addresses.
-  o.chain.storage = eng::RoutingStorage::Create(/*max_open_files=*/0, o.s3);
+  o.chain.storage = eng::RoutingStorage::Create(/*max_open_files=*/0, o.s3,
+                                                // Archives indexed while it opens, as bars.
+                                                eng::TerminalProgress("index"));
   auto manifest = o.chain.storage->StatManifest(o.backup);
   if (!manifest.ok())
     return Fail(eng::ExitCodeFor(manifest.status()), manifest.status().ToString());

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "engine/backends/routing_storage.h"
 #include "fs/xattrs.h"
 
 namespace stitchfs::fs {

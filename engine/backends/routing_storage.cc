@@ -7,9 +7,10 @@
 
 namespace stitchfs::engine {
 
-std::shared_ptr<const RoutingStorage> RoutingStorage::Create(size_t max_open_files, S3Settings s3) {
-  return std::make_shared<const RoutingStorage>(LocalStorage::Create(max_open_files),
-                                                std::move(s3));
+std::shared_ptr<const RoutingStorage> RoutingStorage::Create(size_t max_open_files, S3Settings s3,
+                                                             ProgressSink index_progress) {
+  return std::make_shared<const RoutingStorage>(LocalStorage::Create(max_open_files), std::move(s3),
+                                                std::move(index_progress));
 }
 
 StatusOr<const S3Storage*> RoutingStorage::s3() const {
@@ -17,8 +18,8 @@ StatusOr<const S3Storage*> RoutingStorage::s3() const {
     auto config = LoadS3Config(settings_);
     if (config.ok()) {
       s3_ = std::make_unique<S3Storage>(std::move(*config));
-      s3_archives_ = std::make_unique<ArchiveStorage>(ArchiveCache::Default(),
-                                                      std::make_shared<S3ArchiveFiles>(s3_.get()));
+      s3_archives_ = std::make_unique<ArchiveStorage>(
+          ArchiveCache::Default(), std::make_shared<S3ArchiveFiles>(s3_.get()), index_progress_);
     } else {
       s3_status_ = config.status();
     }

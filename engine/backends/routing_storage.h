@@ -19,14 +19,18 @@ namespace stitchfs::engine {
 // Thread-safe.
 class RoutingStorage final : public Storage {
  public:
-  // Local data files through an FdCache of `max_open_files` (0: DefaultFdCapacity()).
-  static std::shared_ptr<const RoutingStorage> Create(size_t max_open_files = 0,
-                                                      S3Settings s3 = {});
-  RoutingStorage(std::shared_ptr<const LocalStorage> local, S3Settings s3)
+  // Local data files through an FdCache of `max_open_files` (0: DefaultFdCapacity()); object
+  // storage configured by `s3` (and the environment) on first use; `index_progress` (may be
+  // null) shown how far an archive being indexed has come.
+  static std::shared_ptr<const RoutingStorage> Create(size_t max_open_files = 0, S3Settings s3 = {},
+                                                      ProgressSink index_progress = nullptr);
+  RoutingStorage(std::shared_ptr<const LocalStorage> local, S3Settings s3,
+                 ProgressSink index_progress = nullptr)
       : local_(std::move(local)),
-        archives_(
-            std::make_shared<const ArchiveStorage>(ArchiveCache::Default(), LocalArchiveFiles())),
-        settings_(std::move(s3)) {}
+        archives_(std::make_shared<const ArchiveStorage>(ArchiveCache::Default(),
+                                                         LocalArchiveFiles(), index_progress)),
+        settings_(std::move(s3)),
+        index_progress_(std::move(index_progress)) {}
 
   std::string Normal(const std::string& location) const override;
   StatusOr<std::shared_ptr<const BackupFolder>> OpenFolder(
@@ -61,6 +65,7 @@ class RoutingStorage final : public Storage {
   const S3Settings settings_;
   mutable std::once_flag s3_once_;
   mutable std::unique_ptr<S3Storage> s3_;
+  const ProgressSink index_progress_;
   mutable std::unique_ptr<ArchiveStorage> s3_archives_;  // Archives that are objects of s3_.
   mutable Status s3_status_;
 };

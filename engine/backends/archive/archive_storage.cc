@@ -44,11 +44,6 @@ class ArchiveRefusals {
 
 namespace {
 
-ArchiveStorage::IndexProgress& ProgressSink() {
-  static ArchiveStorage::IndexProgress sink;
-  return sink;
-}
-
 ArchiveStamp StampOf(const struct stat& st) {
   return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
           static_cast<uint64_t>(st.st_size), FileTime::From(st.st_mtim),
@@ -112,16 +107,18 @@ class ArchiveFolder final : public BackupFolder {
 
   const ArchiveStamp& stamp() const { return stamp_; }
 
+  // Indexed on first use, told to `sink` (may be null) as it goes.
   StatusOr<std::shared_ptr<const ArchiveReader>> Reader(const ArchiveCache* cache,
-                                                        ArchiveRefusals& refusals) const {
+                                                        ArchiveRefusals& refusals,
+                                                        const ProgressSink& sink) const {
     std::call_once(once_, [&] {
       if (auto refused = refusals.Find(stamp_, path())) {
         reader_ = *refused;
         return;
       }
       ArchiveReader::Progress progress;
-      if (ProgressSink()) {
-        progress = [this](uint64_t done, uint64_t total) { ProgressSink()(path(), done, total); };
+      if (sink) {
+        progress = [this, sink](uint64_t done, uint64_t total) { sink(path(), done, total); };
       }
       reader_ = ArchiveReader::Open(file_, ArchiveKindOf(path()), stamp_, path(), cache, progress);
       const ErrorCode code = reader_.status().code();
@@ -158,12 +155,12 @@ class MemberDataFile final : public BackupDataFile {
 
 }  // namespace
 
-void ArchiveStorage::SetIndexProgress(IndexProgress progress) {
-  ProgressSink() = std::move(progress);
-}
-
-ArchiveStorage::ArchiveStorage(const ArchiveCache* cache, std::shared_ptr<const ArchiveFiles> files)
-    : cache_(cache), files_(std::move(files)), refusals_(std::make_shared<ArchiveRefusals>()) {}
+ArchiveStorage::ArchiveStorage(const ArchiveCache* cache, std::shared_ptr<const ArchiveFiles> files,
+                               ProgressSink progress)
+    : cache_(cache),
+      files_(std::move(files)),
+      refusals_(std::make_shared<ArchiveRefusals>()),
+      progress_(std::move(progress)) {}
 
 std::shared_ptr<const ArchiveFiles> LocalArchiveFiles() {
   static const auto files = std::make_shared<const LocalFiles>();
@@ -179,7 +176,7 @@ StatusOr<std::shared_ptr<const BackupFolder>> ArchiveStorage::OpenFolder(
 
 StatusOr<ManifestSource> ArchiveStorage::OpenManifest(const BackupFolder& folder) const {
   ASSIGN_OR_RETURN(const ArchiveFolder* f, FolderAs<ArchiveFolder>(folder));
-  ASSIGN_OR_RETURN(auto reader, f->Reader(cache_, *refusals_));
+  ASSIGN_OR_RETURN(auto reader, f->Reader(cache_, *refusals_, progress_));
   const ArchiveMember* m = reader->index().Find(".backup");
   if (m == nullptr) {
     std::string why = "the archive has no .backup member: not a backup";
@@ -202,7 +199,7 @@ StatusOr<std::shared_ptr<const BackupDataFile>> ArchiveStorage::OpenDataFile(
     const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
     uint64_t /*declared_size*/) const {
   ASSIGN_OR_RETURN(const ArchiveFolder* f, FolderAs<ArchiveFolder>(*folder));
-  ASSIGN_OR_RETURN(auto reader, f->Reader(cache_, *refusals_));
+  ASSIGN_OR_RETURN(auto reader, f->Reader(cache_, *refusals_, progress_));
   const ArchiveMember* m = reader->index().Find(relative);
   const std::string display = folder->path() + ":" + relative;
   if (m == nullptr) {

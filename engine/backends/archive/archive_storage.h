@@ -10,6 +10,7 @@
 
 #include "engine/backends/archive/archive_cache.h"
 #include "engine/backends/archive/archive_reader.h"
+#include "engine/base/progress.h"
 #include "engine/storage/storage.h"
 
 namespace stitchfs::engine {
@@ -46,12 +47,10 @@ class ArchiveStorage final : public Storage {
  public:
   // Archives from `files`; indexes and decoded streams go to `cache` (null: kept in memory and
   // unnamed temporary files, built again by each process).
-  ArchiveStorage(const ArchiveCache* cache, std::shared_ptr<const ArchiveFiles> files);
-
-  // Where a front end shows the progress of indexing an archive (archive, bytes read, total);
-  // set once at start, before any archive is opened.
-  using IndexProgress = std::function<void(const std::string&, uint64_t, uint64_t)>;
-  static void SetIndexProgress(IndexProgress progress);
+  // `progress` (may be null) is told how far an archive being indexed has come (task: the
+  // archive's location).
+  ArchiveStorage(const ArchiveCache* cache, std::shared_ptr<const ArchiveFiles> files,
+                 ProgressSink progress = nullptr);
 
   std::string Normal(const std::string& location) const override {
     return files_->Normal(location);
@@ -86,6 +85,7 @@ class ArchiveStorage final : public Storage {
   // not supported): refused again at once when opened again, not indexed again (every request
   // a mount serves for a backup opens it, and a store mount tries a failed open again).
   const std::shared_ptr<ArchiveRefusals> refusals_;
+  const ProgressSink progress_;
 };
 
 }  // namespace stitchfs::engine

@@ -286,9 +286,9 @@ TEST(HostileStorageTest, ARefusedArchiveIsNotIndexedAgain) {
   gz[gz.size() - 6] ^= 1;  // The gzip member's CRC-32.
   testutil::WriteFile(path, gz);
   int builds = 0;
-  ArchiveStorage::SetIndexProgress(
+  ArchiveStorage storage(
+      nullptr, LocalArchiveFiles(),
       [&](const std::string&, uint64_t done, uint64_t) { builds += done == gz.size(); });
-  ArchiveStorage storage(nullptr, LocalArchiveFiles());
   for (int open = 0; open < 3; ++open) {
     auto folder = storage.OpenFolder(path);
     ASSERT_TRUE(folder.ok()) << folder.status().ToString();
@@ -296,7 +296,6 @@ TEST(HostileStorageTest, ARefusedArchiveIsNotIndexedAgain) {
     EXPECT_EQ(s.code(), ErrorCode::kBackupDamaged) << s.ToString();
     EXPECT_NE(s.message().find(path), std::string::npos) << s.ToString();
   }
-  ArchiveStorage::SetIndexProgress(nullptr);
   EXPECT_EQ(builds, 1);
 }
 
