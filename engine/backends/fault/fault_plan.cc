@@ -60,6 +60,14 @@ const char* CallName(Call call) {
       return "Remove";
     case Call::kSync:
       return "Sync";
+    case Call::kListKeys:
+      return "ListKeys";
+    case Call::kGetObject:
+      return "GetObject";
+    case Call::kCreateIfAbsent:
+      return "CreateIfAbsent";
+    case Call::kDeleteObject:
+      return "DeleteObject";
   }
   return "?";
 }

@@ -48,8 +48,13 @@ enum class Call {
   kPutBack,
   kRemove,
   kSync,
+  // ObjectStore (FaultObjects).
+  kListKeys,
+  kGetObject,
+  kCreateIfAbsent,
+  kDeleteObject,
 };
-inline constexpr size_t kCallKinds = static_cast<size_t>(Call::kSync) + 1;
+inline constexpr size_t kCallKinds = static_cast<size_t>(Call::kDeleteObject) + 1;
 const char* CallName(Call call);
 
 enum class FaultAction {

@@ -5,10 +5,11 @@
 #include <cerrno>
 #include <map>
 
-#include "engine/backends/s3/s3_generation_lock.h"
+#include "engine/backends/s3/bucket_objects.h"
 #include "engine/backends/s3/s3_lock.h"
 #include "engine/backends/s3/s3_storage.h"
 #include "engine/base/uuid.h"
+#include "engine/storage/generation_lock.h"
 #include "engine/storage/store_moves.h"
 
 namespace stitchfs::engine {
@@ -73,7 +74,8 @@ class S3StoreMoves final : public StoreMoves {
 
   ~S3StoreMoves() override {
     if (locked_) {
-      ReleaseLock(*s3_.BucketOf(store_), store_.ObjectKey(kPruneLock), generation_).IgnoreError();
+      ReleaseLock(BucketObjects(*s3_.BucketOf(store_)), store_.ObjectKey(kPruneLock), generation_)
+          .IgnoreError();
     }
   }
 
@@ -81,7 +83,7 @@ class S3StoreMoves final : public StoreMoves {
     auto bucket = s3_.BucketOf(store_);
     const std::string key = store_.ObjectKey(kPruneLock);
     const std::string shown = EscapeForMessage(store_.Location());
-    ASSIGN_OR_RETURN(auto lock, CurrentLock(*bucket, key));
+    ASSIGN_OR_RETURN(auto lock, CurrentLock(BucketObjects(*bucket), key));
     if (lock && !S3LockWriterDied(lock->text)) {
       return Status::IOError("another stitch prune is running on " + shown +
                                  " (or one on another machine died: then remove " + shown + "/" +
@@ -90,7 +92,7 @@ class S3StoreMoves final : public StoreMoves {
                              EBUSY);
     }
     generation_ = lock ? lock->generation + 1 : 0;
-    ASSIGN_OR_RETURN(locked_, CreateLockGeneration(*bucket, key, generation_,
+    ASSIGN_OR_RETURN(locked_, CreateLockGeneration(BucketObjects(*bucket), key, generation_,
                                                    S3LockText(WriterIntent{NewUuid(), "", ""}),
                                                    lock ? lock->text : std::string()));
     if (!locked_) return Status::IOError("another stitch prune is running on " + shown, EBUSY);
@@ -108,7 +110,7 @@ class S3StoreMoves final : public StoreMoves {
       if (backups.count(slash == std::string::npos ? a.key : a.key.substr(slash + 1))) continue;
       ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
       if (manifest) continue;
-      ASSIGN_OR_RETURN(auto lock, CurrentLock(*bucket, a.ObjectKey(".lock")));
+      ASSIGN_OR_RETURN(auto lock, CurrentLock(BucketObjects(*bucket), a.ObjectKey(".lock")));
       if (lock && !S3LockWriterDied(lock->text)) {
         out.push_back({a.Location(), ParseLockText(lock->text)});
       }

@@ -5,12 +5,13 @@
 #include <map>
 #include <set>
 
+#include "engine/backends/s3/bucket_objects.h"
 #include "engine/backends/s3/s3_files.h"
-#include "engine/backends/s3/s3_generation_lock.h"
 #include "engine/backends/s3/s3_lock.h"
 #include "engine/backends/s3/s3_storage.h"
 #include "engine/base/interrupt.h"
 #include "engine/base/path_check.h"
+#include "engine/storage/generation_lock.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -36,7 +37,7 @@ Status ConfirmFreshLock(const S3Bucket& bucket, const S3Address& a, const std::s
   ASSIGN_OR_RETURN(S3Listing there, bucket.List(prefix, "/"));
   for (const S3Object& o : there.objects) {
     if (IsLockObject(o.key, a)) continue;
-    RETURN_IF_ERROR(ReleaseLock(bucket, a.ObjectKey(".lock"), 0));
+    RETURN_IF_ERROR(ReleaseLock(BucketObjects(bucket), a.ObjectKey(".lock"), 0));
     return Status::BackupAlreadyExists("Backup " + shown + " already exists (" +
                                        EscapeForMessage(o.key) + " came while it was locked)");
   }
@@ -223,7 +224,7 @@ class S3Writer final : public BackupWriter {
     if (rewrite_ && manifest_sent_) {
       // The new manifest may be in although its PUT failed: its objects must stay (unnamed
       // ones are removed by the next rewrite). The old version was never touched.
-      ReleaseLock(*bucket_, address_.ObjectKey(".lock"), generation_).IgnoreError();
+      ReleaseLock(BucketObjects(*bucket_), address_.ObjectKey(".lock"), generation_).IgnoreError();
       return;
     }
     // Take back everything: the manifest if it may have been written (if it cannot be
@@ -233,7 +234,7 @@ class S3Writer final : public BackupWriter {
     std::lock_guard<std::mutex> lock(ledger_.mu);
     for (const auto& [key, upload] : ledger_.uploads) bucket_->AbortMultipart(upload).IgnoreError();
     bucket_->DeleteMany({ledger_.objects.begin(), ledger_.objects.end()}).IgnoreError();
-    ReleaseLock(*bucket_, address_.ObjectKey(".lock"), generation_).IgnoreError();
+    ReleaseLock(BucketObjects(*bucket_), address_.ObjectKey(".lock"), generation_).IgnoreError();
   }
 
   StatusOr<std::unique_ptr<WritableFile>> CreateStaged(const std::string& id,
@@ -293,10 +294,10 @@ class S3Writer final : public BackupWriter {
     if (rewrite_) {
       finished_ = true;  // The new version is in: its objects stay whatever happens next.
       RETURN_IF_ERROR(DeleteUnnamed());
-      return ReleaseLock(*bucket_, address_.ObjectKey(".lock"), generation_);
+      return ReleaseLock(BucketObjects(*bucket_), address_.ObjectKey(".lock"), generation_);
     }
     // Complete once the lock is gone, as a local backup is; until then a failure removes it all.
-    RETURN_IF_ERROR(ReleaseLock(*bucket_, address_.ObjectKey(".lock"), generation_));
+    RETURN_IF_ERROR(ReleaseLock(BucketObjects(*bucket_), address_.ObjectKey(".lock"), generation_));
     finished_ = true;
     return Status::OK();
   }
@@ -304,7 +305,7 @@ class S3Writer final : public BackupWriter {
  private:
   // The highest generation of the lock is this writer's (no other took the backup over).
   bool LockIsOurs() const {
-    auto lock = CurrentLock(*bucket_, address_.ObjectKey(".lock"));
+    auto lock = CurrentLock(BucketObjects(*bucket_), address_.ObjectKey(".lock"));
     return lock.ok() && *lock && S3LockIsOurs((*lock)->text, uuid_);
   }
 
@@ -366,7 +367,7 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
   const std::string lock_key = a.ObjectKey(".lock");
   const std::string text = S3LockText(intent);
   RETURN_IF_ERROR(RefuseInsideABackup(*bucket, a, shown));
-  ASSIGN_OR_RETURN(auto lock, CurrentLock(*bucket, lock_key));
+  ASSIGN_OR_RETURN(auto lock, CurrentLock(BucketObjects(*bucket), lock_key));
   if (lock && !S3LockWriterDied(lock->text)) {
     return Status::BackupAlreadyExists(
         "Backup " + shown +
@@ -382,8 +383,8 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
                                          "before removing its .lock; remove " + shown +
                                          "/.lock to read it)");
     }
-    ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(*bucket, lock_key, lock->generation + 1, text,
-                                                      lock->text));
+    ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(BucketObjects(*bucket), lock_key,
+                                                      lock->generation + 1, text, lock->text));
     if (!taken) {
       return Status::BackupAlreadyExists("Backup " + shown +
                                          ": another writer took the dead writer's lock first");
@@ -402,7 +403,7 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
         EscapeForMessage(there.objects.empty() ? there.prefixes[0] : there.objects[0].key) +
         " is there)");
   }
-  ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(*bucket, lock_key, 0, text));
+  ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(BucketObjects(*bucket), lock_key, 0, text));
   if (!taken) return Status::BackupAlreadyExists("Backup " + shown + ": another writer took it");
   RETURN_IF_ERROR(ConfirmFreshLock(*bucket, a, shown));
   return std::unique_ptr<BackupWriter>(
@@ -416,7 +417,7 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::strin
   const std::string shown = EscapeForMessage(a.Location());
   ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
   if (!manifest) return Status::BackupNotFound("Backup " + shown + " not found (no .backup)");
-  ASSIGN_OR_RETURN(auto lock, CurrentLock(*bucket, a.ObjectKey(".lock")));
+  ASSIGN_OR_RETURN(auto lock, CurrentLock(BucketObjects(*bucket), a.ObjectKey(".lock")));
   // A lock beside a `.backup` whose writer died (after the manifest went in, before the lock
   // came off) guards nothing: the rewrite takes it over like any dead writer's.
   if (lock && !S3LockWriterDied(lock->text)) {
@@ -424,9 +425,10 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::strin
                                        " has a .lock: another writer is at work there");
   }
   const int generation = lock ? lock->generation + 1 : 0;
-  ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(*bucket, a.ObjectKey(".lock"), generation,
-                                                    S3LockText(WriterIntent{uuid, "", ""}),
-                                                    lock ? lock->text : std::string()));
+  ASSIGN_OR_RETURN(bool taken,
+                   CreateLockGeneration(BucketObjects(*bucket), a.ObjectKey(".lock"), generation,
+                                        S3LockText(WriterIntent{uuid, "", ""}),
+                                        lock ? lock->text : std::string()));
   if (!taken) {
     return Status::BackupAlreadyExists("Backup " + shown +
                                        " has a .lock: another writer is at work there");

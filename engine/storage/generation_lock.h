@@ -1,6 +1,7 @@
-// A lock in object storage built on conditional creation alone: `If-None-Match: *` on PUT,
-// which S3 and radosgw honour (radosgw 16 refuses `If-Match` on PUT, so nothing may depend on
-// replacing an object conditionally). Generation 0 is the object KEY itself (ClickHouse's
+// A lock in an object store built on conditional creation alone (ObjectStore::CreateIfAbsent:
+// `If-None-Match: *` on PUT, which S3 and radosgw honour; radosgw 16 refuses `If-Match` on
+// PUT, so nothing may depend on replacing an object conditionally). Generation 0 is the object KEY
+// itself (ClickHouse's
 // `.lock`); generation N >= 1 is KEY.N. The holder is whoever created the highest generation
 // there is. A writer that finds the highest one left by a dead writer creates the next one:
 // of several doing so at once exactly one succeeds (the others get 412 and leave without
@@ -25,32 +26,33 @@
 #include <string>
 #include <vector>
 
-#include "engine/backends/s3/s3_bucket.h"
+#include "engine/storage/object_store.h"
 
 namespace stitchfs::engine {
 
-struct S3LockGeneration {
+struct LockGeneration {
   int generation = 0;
   std::string key;   // KEY or KEY.N.
   std::string text;  // What its holder wrote.
 };
 
 // The generations of lock `key` there are, oldest first (their texts not read).
-StatusOr<std::vector<S3LockGeneration>> ListLockGenerations(const S3Bucket& bucket,
-                                                            const std::string& key);
+StatusOr<std::vector<LockGeneration>> ListLockGenerations(const ObjectStore& store,
+                                                          const std::string& key);
 // The highest generation with its text, or nullopt if there is none.
-StatusOr<std::optional<S3LockGeneration>> CurrentLock(const S3Bucket& bucket,
-                                                      const std::string& key);
+StatusOr<std::optional<LockGeneration>> CurrentLock(const ObjectStore& store,
+                                                    const std::string& key);
 // Creates generation `generation` of lock `key` with `text`, only if it does not exist, and
 // for a takeover (`generation` > 0) confirms it: generation - 1 must still hold `taken_over`,
 // the text judged dead. True if this call made it (or an earlier attempt of the same text whose
 // answer was lost did) and it stands; false if another writer made it first, or the lock
 // changed between the look and the create (what this call made is deleted then).
-StatusOr<bool> CreateLockGeneration(const S3Bucket& bucket, const std::string& key, int generation,
-                                    const std::string& text, const std::string& taken_over = "");
+StatusOr<bool> CreateLockGeneration(const ObjectStore& store, const std::string& key,
+                                    int generation, const std::string& text,
+                                    const std::string& taken_over = "");
 // Deletes generations 0..`upto` of lock `key` (a holder's own and the dead ones below it), the
 // oldest first.
-Status ReleaseLock(const S3Bucket& bucket, const std::string& key, int upto);
+Status ReleaseLock(const ObjectStore& store, const std::string& key, int upto);
 // The generation the object `object` is of lock `key`, or -1 if it is not one of its objects.
 int LockGenerationOf(const std::string& object, const std::string& key);
 
