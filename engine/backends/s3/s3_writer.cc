@@ -207,7 +207,7 @@ class S3Writer final : public BackupWriter {
  public:
   // With `rewrite`, the backup at `address` exists and Finish replaces its manifest, then
   // deletes every object of it that the new one does not name.
-  // `generation`: the generation of `.lock` this writer holds (s3_generation_lock.h).
+  // `generation`: the generation of `.lock` this writer holds (engine/storage/generation_lock.h).
   S3Writer(std::shared_ptr<const S3Bucket> bucket, S3Address address, std::string uuid,
            int generation, bool rewrite = false)
       : generation_(generation),
