@@ -28,7 +28,8 @@ now_us() { printf '%s' "${EPOCHREALTIME/./}"; }
 rel() { local t=${1:-${EPOCHREALTIME/./}}; t=$(((t - START_US) / 100000)); printf '+%d.%ds' $((t / 10)) $((t % 10)); }
 stopped() { [ -e "$W/stop" ]; }
 # event PHASE ID OP NAME UUID TS (times in microseconds, so that bash compares them)
-event() { printf '%s %s %s %s %s %s %s\n' "${EPOCHREALTIME/./}" "$1" "$2" "$3" "$4" "${5:--}" "${6:--}" >> "$EVENTS"; }
+# (A 7th field "gap" on a replacement: the name is absent for a moment between its two moves.)
+event() { printf '%s %s %s %s %s %s %s%s\n' "${EPOCHREALTIME/./}" "$1" "$2" "$3" "$4" "${5:--}" "${6:--}" "${7:+ $7}" >> "$EVENTS"; }
 # fail CATEGORY DETAILS...: a hard failure.
 fail() { local c=$1; shift; printf 'FAIL %s %s %s: %s\n' "$c" "$(rel)" "$WHO" "$(tr '\n' ' ' <<<"$*")" >> "$FAILS"; }
 # note DETAILS...: an entry in this worker's log.

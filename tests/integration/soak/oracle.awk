@@ -12,17 +12,18 @@
 #                         does not count: it must be invisible)
 #   absent                no such backup throughout
 #   unstable              the answer changed, or the backup changed, during the interval
-# then a "cand NAME UUID TS" line for each answer seen (every generation a reader may have seen;
+# A replacement made by two renames ("gap" on its events) has a moment without its name, whose
+# answer is seen too. Then a "cand NAME UUID TS" line for each answer seen (every generation a reader may have seen;
 # "cand - - -" if there was a moment without one),
 # a "change" line for each change overlapping the interval, and "lastflat NAME US" with the end
 # of the last in-place flattening of each answer before tb (for the failure messages).
 $2 == "B" {
   n++; id[n] = $3; idx[$3] = n; op[n] = $4; nm[n] = $5; uu[n] = $6; ts[n] = $7
-  b[n] = $1 + 0; e[n] = 1e18
+  b[n] = $1 + 0; e[n] = 1e18; gap[n] = $8 == "gap"
 }
 $2 == "E" {
   k = idx[$3]
-  if (k) { e[k] = $1 + 0; op[k] = $4; uu[k] = $6; ts[k] = $7 }
+  if (k) { e[k] = $1 + 0; op[k] = $4; uu[k] = $6; ts[k] = $7; gap[k] = gap[k] || $8 == "gap" }
 }
 function apply(k) {
   if (op[k] == "add" || op[k] == "repl") { su[nm[k]] = uu[k]; st[nm[k]] = ts[k] }
@@ -49,6 +50,11 @@ END {
     changes = changes sprintf("change %s %s %s %.0f %.0f\n", id[k], op[k], nm[k], b[k], e[k])
     if (op[k] == "flat") continue
     touched[nm[k]] = 1
+    if (gap[k]) {  # A replacement by two renames: a moment without the name first.
+      delete su[nm[k]]; delete st[nm[k]]
+      r = resolve()
+      if (!(r in seen)) { seen[r] = 1; nseen++ }
+    }
     apply(k)
     r = resolve()
     if (!(r in seen)) { seen[r] = 1; nseen++ }

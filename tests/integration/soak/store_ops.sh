@@ -171,15 +171,19 @@ replacer() {
       continue
     fi
     make_ref "$u2" "$W/variant"
-    event B "r$g" repl "$x" "$u2" "$(ts_t "$newts")"
-    if [ $((g % 2)) = 1 ] && command -v python3 >/dev/null; then
-      method=exchange; old=$tmp
+    # An exchange is atomic; two renames leave the name absent for a moment (links then lead
+    # to an older backup), which the events say ("gap") for the oracle.
+    method=rename
+    [ $((g % 2)) = 1 ] && command -v python3 >/dev/null && method=exchange
+    event B "r$g" repl "$x" "$u2" "$(ts_t "$newts")" "$([ "$method" = rename ] && echo gap)"
+    if [ "$method" = exchange ]; then
+      old=$tmp
       exchange "$tmp" "$STORE/$x" || { method=rename; old=$STORE/.soak-old-$x; mv "$STORE/$x" "$old" && mv "$tmp" "$STORE/$x"; }
     else
-      method=rename; old=$STORE/.soak-old-$x
+      old=$STORE/.soak-old-$x
       mv "$STORE/$x" "$old" && mv "$tmp" "$STORE/$x"
     fi
-    event E "r$g" repl "$x" "$u2" "$(ts_t "$newts")"
+    event E "r$g" repl "$x" "$u2" "$(ts_t "$newts")" "$([ "$method" = rename ] && echo gap)"
     rm -rf "$old"
     note "replacement $g ($method): $x was ${uuid[$x]} at ${ts[$x]}, now $u2 at $newts"
     store_unlock
