@@ -27,10 +27,11 @@ bool OpenBackups::Rescan(bool force) {
 
 namespace {
 
-// Is the `.backup` at `path` still `id` (false if gone, replaced or not stat'able)?
-bool SameManifest(const std::string& path, const engine::ManifestIdentity& id) {
-  auto now = engine::StatManifest(path);
-  return now.ok() && *now == id;
+// Is the `.backup` at `path` in `storage` still `id` (false if gone, replaced or not stat'able)?
+bool SameManifest(const engine::Storage& storage, const std::string& path,
+                  const engine::ManifestIdentity& id) {
+  auto now = storage.StatManifest(path);
+  return now.ok() && *now && **now == id;
 }
 
 // The error a reader gets for a backup that does not open: EIO (logged with the reason, as
@@ -53,7 +54,7 @@ void OpenBackups::DropStale() {
       const auto& level = b.level(l);
       const engine::StoreSlot* s = index_.slot(index_.AtPath(level.path()));
       const bool same = s ? s->folder == level.folder->identity() && s->manifest == level.manifest
-                          : SameManifest(level.path(), level.manifest);
+                          : SameManifest(*options_.chain.storage, level.path(), level.manifest);
       if (!same) {
         stale.push_back(k);
         break;
