@@ -11,11 +11,4 @@ Location LocationOf(std::string_view text) {
   return l;
 }
 
-std::string Location::Describe() const {
-  const std::string where = in_object_storage() ? "object storage" : "a local folder";
-  if (!is_archive()) return where;
-  return std::string("a ") + ArchiveKindName(archive) + " archive " +
-         (in_object_storage() ? "in object storage" : "on this machine");
-}
-
 }  // namespace stitchfs::engine

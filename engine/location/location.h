@@ -27,8 +27,6 @@ struct Location {
 
   bool in_object_storage() const { return backend == Backend::kS3; }
   bool is_archive() const { return archive.is_archive(); }
-  // "a local folder", "object storage", "a tar.zst archive in object storage", ...
-  std::string Describe() const;
 };
 
 // What `text` names (never fails: whether an S3 address is well formed is its backend's to say).
