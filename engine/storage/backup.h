@@ -22,11 +22,6 @@ namespace stitchfs::engine {
 StatusOr<ManifestHeader> ReadBackupHeader(const Storage& storage, const std::string& dir,
                                           ManifestIdentity* id, FolderIdentity* folder);
 
-// The identity of `dir`/.backup now, or nullopt if there is no regular file of that name (a
-// symlink, a FIFO or a folder named `.backup` is not a manifest); kIOError if it cannot be
-// stat'ed for another reason than its absence. Never blocks.
-StatusOr<std::optional<ManifestIdentity>> StatManifest(const std::string& dir);
-
 class ManifestCache;
 
 // Thread-safe (immutable).

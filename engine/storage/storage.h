@@ -128,7 +128,10 @@ class Storage {
   virtual StatusOr<SharedBytes> ReadIndex(const BackupFolder& folder) const = 0;
   // Keeps `bytes` as that index, replacing any atomically (readers see the old or the new).
   virtual Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const = 0;
-  // The backups of the store at `location` by name (the rules of engine::ScanStore).
+  // The backups of the store at `location`, sorted by name: its sub-folders (or prefixes) that
+  // hold a `.backup`, and its archives; never a name starting with a dot (prune's work folders)
+  // nor a backup still being written (only a `.lock`). Each room states its own rules (local:
+  // ScanLocalStore). kBackupNotFound if there is no store there, kIOError if it cannot be read.
   virtual StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const = 0;
   // How often a mounted store at `location` is read again for new backups, in nanoseconds
   // (a local folder costs one readdir; an object store a LIST and a HEAD per backup).

@@ -1,64 +1,15 @@
 #include "engine/storage/store.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <filesystem>
 #include <map>
 #include <unordered_set>
 
-#include "engine/location/archive_kind.h"
 #include "engine/location/location.h"
 #include "engine/storage/base_candidates.h"
 
-namespace fs = std::filesystem;
-
 namespace stitchfs::engine {
 
-bool IsBackupFolder(const std::string& dir) {
-  auto id = StatManifest(dir);
-  return id.ok() && id->has_value();
-}
-
 namespace {
-
-struct DirCloser {
-  void operator()(DIR* d) const { ::closedir(d); }
-};
-
-ManifestIdentity StatIdentityOf(const struct stat& st) {
-  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
-          static_cast<uint64_t>(st.st_size), FileTime::From(st.st_mtim),
-          FileTime::From(st.st_ctim)};
-}
-
-// The store folder `name` in the open store `dir_fd`, if it is one: a folder holding a
-// `.backup`, or an archive (by its name: whether it holds a `.backup` is learnt when it is
-// opened, which indexes it).
-std::optional<StoreFolder> Probe(int dir_fd, const std::string& store, const char* name) {
-  struct stat st, mst;
-  if (name[0] == '.' || ::fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    return std::nullopt;
-  }
-  const bool archive = S_ISREG(st.st_mode) && LocationOf(name).is_archive();
-  if (!S_ISDIR(st.st_mode) && !archive) return std::nullopt;
-  const std::string manifest = std::string(name) + "/.backup";
-  if (archive) {
-    mst = st;
-  } else if (::fstatat(dir_fd, manifest.c_str(), &mst, AT_SYMLINK_NOFOLLOW) != 0 ||
-             !S_ISREG(mst.st_mode)) {
-    return std::nullopt;
-  }
-  StoreFolder f;
-  f.name = name;
-  f.path = store == "/" ? "/" + f.name : store + "/" + f.name;
-  f.folder = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
-  f.manifest = StatIdentityOf(mst);
-  return f;
-}
 
 void FillFigures(StoreEntry& s) {
   const Manifest& m = s.backup->manifest();
@@ -115,31 +66,6 @@ void FillDepths(const Storage& storage, std::vector<StoreEntry>& all,
 }
 
 }  // namespace
-
-StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& store_path) {
-  const std::string store = AbsolutePath(store_path);
-  UniqueFd fd(::open(store.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));
-  if (!fd) {
-    const int e = errno;
-    if (e == ENOENT || e == ENOTDIR)
-      return Status::BackupNotFound("store " + store + " not found", e);
-    return Status::IOError("read store " + store, e);
-  }
-  std::unique_ptr<DIR, DirCloser> dir(::fdopendir(fd.get()));
-  if (!dir) return Status::IOError("read store " + store, errno);
-  const int dfd = fd.release();  // Now owned by `dir`.
-  std::vector<StoreFolder> out;
-  for (;;) {
-    errno = 0;
-    struct dirent* d = ::readdir(dir.get());
-    if (d == nullptr) break;
-    if (auto f = Probe(dfd, store, d->d_name)) out.push_back(std::move(*f));
-  }
-  if (errno != 0) return Status::IOError("read store " + store, errno);
-  std::sort(out.begin(), out.end(),
-            [](const StoreFolder& a, const StoreFolder& b) { return a.name < b.name; });
-  return out;
-}
 
 StatusOr<std::vector<StoreEntry>> ListStore(const Context& ctx, const std::string& store) {
   RETURN_IF_ERROR(RequireStorage(ctx, "Store " + store));

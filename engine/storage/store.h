@@ -12,14 +12,6 @@
 
 namespace stitchfs::engine {
 
-// The backups of `store` by name: real sub-folders (a symlink in the store is not followed),
-// not starting with a dot (prune's work folders), holding a `.backup` that is a regular file
-// (not a symlink, FIFO or folder), and regular files named as archives (ArchiveKindOf). Folders
-// without one (unfinished backups with only a
-// `.lock`, other folders) are skipped. Never blocks on what the store holds. kIOError if
-// `store` cannot be read, kBackupNotFound if it is not a folder.
-StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& store);
-
 struct StoreEntry {
   std::string name;  // Folder name inside the store.
   std::string path;  // Absolute.
@@ -37,8 +29,5 @@ struct StoreEntry {
 // name). An archive that turns out to hold no `.backup` is left out, as a folder without one
 // is. Depths follow base locators as ctx.locators gives them their meaning.
 StatusOr<std::vector<StoreEntry>> ListStore(const Context& ctx, const std::string& store);
-
-// Is `dir` a single backup (holds a `.backup` that is a regular file)?
-bool IsBackupFolder(const std::string& dir);
 
 }  // namespace stitchfs::engine

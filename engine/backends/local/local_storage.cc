@@ -9,22 +9,16 @@
 
 #include "engine/backends/local/data_file.h"
 #include "engine/backends/local/local_folder.h"
+#include "engine/backends/local/local_store_scan.h"
 #include "engine/base/atomic_file.h"
 #include "engine/base/fd_file.h"
 #include "engine/base/posix_file.h"
 #include "engine/format/data_file_name.h"
 #include "engine/location/locator.h"
 #include "engine/storage/backup.h"
-#include "engine/storage/store.h"
 
 namespace stitchfs::engine {
 namespace {
-
-ManifestIdentity IdentityOf(const struct stat& st) {
-  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
-          static_cast<uint64_t>(st.st_size), FileTime::From(st.st_mtim),
-          FileTime::From(st.st_ctim)};
-}
 
 // Why `.backup` in `dir_fd` could not be opened.
 Status ManifestOpenError(int dir_fd, const std::string& path, int e) {
@@ -76,19 +70,8 @@ StatusOr<ManifestSource> LocalStorage::OpenManifest(const BackupFolder& folder) 
   if (!S_ISREG(st.st_mode)) {
     return Status::BackupNotFound("Backup " + path + ": .backup is not a regular file");
   }
-  const ManifestIdentity id = IdentityOf(st);
+  const ManifestIdentity id = LocalIdentityOf(st);
   return ManifestSource{std::make_unique<FdFile>(std::move(fd), id.size, path + "/.backup"), id};
-}
-
-StatusOr<std::optional<ManifestIdentity>> StatManifest(const std::string& dir) {
-  struct stat st;
-  const std::string path = dir + "/.backup";
-  if (::fstatat(AT_FDCWD, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::optional<ManifestIdentity>();
-    return Status::IOError("stat " + path, errno);
-  }
-  if (!S_ISREG(st.st_mode)) return std::optional<ManifestIdentity>();
-  return std::optional(IdentityOf(st));
 }
 
 std::string LocalStorage::LocatorFor(const std::string& location) const {
@@ -97,7 +80,7 @@ std::string LocalStorage::LocatorFor(const std::string& location) const {
 
 StatusOr<std::optional<ManifestIdentity>> LocalStorage::StatManifest(
     const std::string& location) const {
-  return engine::StatManifest(location);
+  return StatLocalManifest(location);
 }
 
 StatusOr<std::shared_ptr<const BackupDataFile>> LocalStorage::OpenDataFile(
@@ -129,7 +112,7 @@ Status LocalStorage::WriteIndex(const BackupFolder& folder, std::string_view byt
 }
 
 StatusOr<std::vector<StoreFolder>> LocalStorage::ScanStore(const std::string& location) const {
-  return engine::ScanStore(location);
+  return ScanLocalStore(location);
 }
 
 }  // namespace stitchfs::engine
