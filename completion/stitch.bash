@@ -152,7 +152,7 @@ _stitch_complete() {
 # stitchfs's mount options (fs/options.cc, stitchfs --help); those with a value end in '='.
 _stitchfs_options="noxattr noverify nomanifest spin_us= allow_other default_permissions uid= gid=
 umask= base= disk= backups_root= clickhouse_config= s3_endpoint= s3_region= s3_profile=
-s3_credentials= s3_cache_mb= readahead_kb= share_inodes max_backups= cache_mb=
+s3_credentials= s3_cache_mb= readahead_kb= walk_ahead= share_inodes max_backups= cache_mb=
 manifest_cache_mb= ro fsname= subtype= auto_unmount nodev nosuid noexec noatime"
 
 _stitchfs() {

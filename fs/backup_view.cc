@@ -113,16 +113,48 @@ engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> BackupView::Op
   return IsMirror(ino) ? backup_->OpenStoredTail(n->ref) : backup_->OpenEntry(n->ref);
 }
 
-engine::StatusOr<OpenedFile> BackupView::OpenChecked(uint64_t ino) const {
-  ASSIGN_OR_RETURN(auto reader, Open(ino));
-  OpenedFile out{std::move(reader), nullptr, std::nullopt};
-  const Inode* n = IsManifest(ino) || IsMirror(ino) ? nullptr : Get(ino);
-  if (n != nullptr && n->type == InodeType::kFile && out.reader->size() > 0) {
-    out.check = std::make_unique<engine::ContentCheck>(*backup_, n->ref, backup_);
-    std::lock_guard<std::mutex> lock(damaged_mu_);
-    if (auto it = damaged_.find(ino); it != damaged_.end()) out.damaged = it->second;
+engine::StatusOr<std::shared_ptr<FileReads>> BackupView::Reads(uint64_t ino) const {
+  return reads_.Get(ino, [&]() -> engine::StatusOr<std::shared_ptr<FileReads>> {
+    ASSIGN_OR_RETURN(auto reader, Open(ino));
+    const Inode* n = IsManifest(ino) || IsMirror(ino) ? nullptr : Get(ino);
+    if (n == nullptr || n->type != InodeType::kFile || reader->size() == 0) {
+      return std::make_shared<FileReads>(std::move(reader), nullptr, std::nullopt);
+    }
+    std::optional<engine::Status> known;
+    {
+      std::lock_guard<std::mutex> lock(damaged_mu_);
+      if (auto it = damaged_.find(ino); it != damaged_.end()) known = it->second;
+    }
+    auto new_check = [backup = backup_, ref = n->ref] {
+      return std::make_unique<engine::ContentCheck>(*backup, ref, backup);
+    };
+    return std::make_shared<FileReads>(std::move(reader), std::move(new_check), std::move(known));
+  });
+}
+
+std::optional<uint64_t> BackupView::NextFile(uint64_t ino) const {
+  const Inode* n = IsManifest(ino) ? nullptr : Get(ino);
+  if (n == nullptr || n->type != InodeType::kFile) return std::nullopt;
+  const uint64_t real = Real(ino);
+  // Folders are numbered before files, symlinks after them: a few steps find the next file.
+  for (uint64_t j = real + 1; j <= table_.size() && j <= real + kNextFileSteps; ++j) {
+    if (Get(j)->type == InodeType::kFile) return IsMirror(ino) ? Mirror(j) : j;
   }
-  return out;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> BackupView::FirstFileIn(uint64_t dir) const {
+  const Inode* n = Get(dir);
+  for (int depth = 0; n != nullptr && n->type == InodeType::kDir && depth < 64; ++depth) {
+    const auto kids = table_.Children(*n);
+    if (kids.empty()) return std::nullopt;
+    const Inode* first = Get(kids[0].ino);
+    if (first->type == InodeType::kFile) {
+      return IsMirror(dir) ? Mirror(kids[0].ino) : uint64_t{kids[0].ino};
+    }
+    n = first;
+  }
+  return std::nullopt;
 }
 
 void BackupView::NoteDamaged(uint64_t ino, const engine::Status& s) const {

@@ -27,8 +27,11 @@ class BackupView final : public Namespace {
       uint64_t ino) const override;
   // A regular file of the backup (not .appended's, not the flat manifest) with bytes gets its
   // ContentCheck.
-  engine::StatusOr<OpenedFile> OpenChecked(uint64_t ino) const override;
+  engine::StatusOr<std::shared_ptr<FileReads>> Reads(uint64_t ino) const override;
   void NoteDamaged(uint64_t ino, const engine::Status& s) const override;
+  // Files are numbered in the order of their paths (InodeTable), which is a walk's order.
+  std::optional<uint64_t> NextFile(uint64_t ino) const override;
+  std::optional<uint64_t> FirstFileIn(uint64_t dir) const override;
   engine::StatusOr<std::string> Readlink(uint64_t ino) const override;
   engine::StatusOr<std::vector<std::string>> XattrNames(uint64_t ino) const override;
   engine::StatusOr<std::string> Xattr(uint64_t ino, const std::string& name) const override;
@@ -74,6 +77,8 @@ class BackupView final : public Namespace {
   AttrOptions attr_;
   uint64_t parent_ino_;
   uint64_t total_size_ = 0;
+  static constexpr uint64_t kNextFileSteps = 64;
+  FileReadsCache reads_;
   mutable std::mutex damaged_mu_;
   mutable std::map<uint64_t, engine::Status> damaged_;  // NoteDamaged's (at most kMaxDamaged).
   static constexpr size_t kMaxDamaged = 4096;

@@ -12,6 +12,7 @@
 #include "engine/base/error_table.h"
 #include "fs/namespace.h"
 #include "fs/sequential_check.h"
+#include "fs/walk_ahead.h"
 
 namespace stitchfs::fs {
 
@@ -30,14 +31,6 @@ const Namespace& Ns(fuse_req_t req) { return *Ctx(req).ns; }
 // The calling thread (the kernel sends its thread id as the pid): a path walk's requests come
 // from one thread.
 uint64_t Caller(fuse_req_t req) { return static_cast<uint64_t>(fuse_req_ctx(req)->pid); }
-
-// An open file: the shared, immutable reader, and the check of a read from start to end (null
-// when there is none). Created by OnOpen, deleted by OnRelease.
-struct OpenFile {
-  std::shared_ptr<const engine::RandomAccessFile> reader;
-  // Shared: a read answered may go on checking its bytes while the file is released.
-  std::shared_ptr<SequentialCheck> check;
-};
 
 // Runs `fn`, which must reply; if it throws, replies ENOMEM or EIO (the one catch site).
 template <typename Fn>
@@ -101,11 +94,18 @@ bool IsDirOrReply(fuse_req_t req, const Namespace& ns, uint64_t ino) {
 }
 
 // Every readdir is a readdirplus: the entries' attributes come with the listing, so walking a
-// tree (find, ls -lR, du) needs no LOOKUP per sub-folder. Folders need no open (ops.opendir).
-void OnInit(void*, fuse_conn_info* conn) {
+// tree (find, ls -lR, du) needs no LOOKUP per sub-folder. Folders need no open (ops.opendir),
+// nor files where the kernel can open them alone (OnOpen): a tree walk then costs one round
+// trip per small file (its READ) instead of three.
+void OnInit(void* userdata, fuse_conn_info* conn) {
   if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
   conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
   if (conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) conn->want |= FUSE_CAP_NO_OPENDIR_SUPPORT;
+  MountContext& ctx = *static_cast<MountContext*>(userdata);
+  if ((conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) && !ctx.answer_opens) {
+    conn->want |= FUSE_CAP_NO_OPEN_SUPPORT;
+    ctx.kernel_opens = true;
+  }
 }
 
 // Replies: entry | err. A folder that cannot be read (a backup of a store that cannot be
@@ -200,6 +200,7 @@ void ReplyDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
   auto list = ns.ReadDir(ino, static_cast<size_t>(off), MaxEntries(size, plus));
   if (!list.ok()) return ReplyError(req, list.status());
   if (plus && off == 0 && !Ctx(req).listing.FileAttrs()) Ctx(req).listing.ListedLean(ino);
+  if (off == 0 && Ctx(req).walk != nullptr) Ctx(req).walk->Listed(ino);
   std::vector<char> buf(size);
   const size_t used = AddEntries(req, ino, static_cast<size_t>(off), plus, *list, buf);
   fuse_reply_buf(req, buf.data(), used);
@@ -213,9 +214,13 @@ void OnReaddirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_
   Guard(req, [&] { ReplyDir(req, ino, size, off, true); });
 }
 
-// Replies: open | err
+// Replies: open | err. Where the kernel opens files alone, the first OPEN's ENOSYS tells it to
+// (keeping the page cache across opens; the mount is read-only, so no open for writing comes
+// here); else the file is looked at and its reads kept (reads find them by inode, never by a
+// handle).
 void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Guard(req, [&] {
+    if (Ctx(req).kernel_opens) return (void)fuse_reply_err(req, ENOSYS);
     const Namespace& ns = Ns(req);
     auto st = ns.Attr(ino);
     if (!st.ok()) return ReplyError(req, st.status());
@@ -223,13 +228,9 @@ void OnOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
       return (void)fuse_reply_err(req, EROFS);
     }
-    auto opened = ns.OpenChecked(ino);
-    if (!opened.ok()) return ReplyError(req, opened.status());
-    auto* f = new OpenFile{std::move(opened->reader), nullptr};
-    if (opened->check && Ctx(req).verify_reads) {
-      f->check = std::make_shared<SequentialCheck>(std::move(opened->check), opened->damaged);
-    }
-    fi->fh = reinterpret_cast<uint64_t>(f);
+    auto reads = ns.Reads(ino);
+    if (!reads.ok()) return ReplyError(req, reads.status());
+    fi->fh = 0;
     fi->keep_cache = 1;  // Content never changes: keep the page cache across opens.
     fuse_reply_open(req, fi);
   });
@@ -278,28 +279,26 @@ class CheckedRead {
 };
 
 // Replies: buf | err
-void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
   Guard(req, [&] {
-    const auto* f = reinterpret_cast<const OpenFile*>(fi->fh);
-    CheckedRead read(f->check, off);
+    auto f = Ns(req).Reads(ino);
+    if (!f.ok()) return ReplyError(req, f.status());
+    const engine::RandomAccessFile& reader = *(*f)->reader();
+    if (off == 0 && Ctx(req).walk != nullptr) Ctx(req).walk->Started(ino);
+    CheckedRead read(Ctx(req).verify_reads ? (*f)->CheckFor(static_cast<uint64_t>(off)) : nullptr,
+                     off);
     // Bytes the reader holds in memory (an object store's read-ahead) go out as they are.
-    auto loan = f->reader->Lend(static_cast<uint64_t>(off), size);
+    auto loan = reader.Lend(static_cast<uint64_t>(off), size);
     if (!loan.ok()) return ReplyError(req, loan.status());
     if (!loan->bytes.empty()) return read.Reply(req, ino, loan->bytes);
     // One buffer per worker thread, grown but never zero-filled (the read overwrites it); a
     // check that keeps it leaves the thread to take another (ReadBuffer).
     thread_local ReadBuffer buf;
     buf.Reserve(size);
-    auto n = f->reader->ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.data.get(), size));
+    auto n = reader.ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.data.get(), size));
     if (!n.ok()) return ReplyError(req, n.status());
     read.Reply(req, ino, std::string_view(buf.data.get(), *n), &buf);
   });
-}
-
-// Replies: err
-void OnRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  delete reinterpret_cast<OpenFile*>(fi->fh);
-  fuse_reply_err(req, 0);
 }
 
 // Replies: statfs | err
@@ -361,7 +360,6 @@ fuse_lowlevel_ops MakeOps() {
   ops.readdirplus = OnReaddirplus;
   ops.open = OnOpen;
   ops.read = OnRead;
-  ops.release = OnRelease;
   ops.statfs = OnStatfs;
   ops.getxattr = OnGetxattr;
   ops.listxattr = OnListxattr;

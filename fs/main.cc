@@ -29,6 +29,7 @@
 #include "fs/options.h"
 #include "fs/serve_loop.h"
 #include "fs/store_view.h"
+#include "fs/walk_ahead.h"
 
 namespace sfs = stitchfs::fs;
 namespace eng = stitchfs::engine;
@@ -159,7 +160,17 @@ int Mount(sfs::MountContext& state, const sfs::Options& o, const char* argv0) {
   // has forgotten already answers ENOENT, which is fine.
   state.listing.Start(
       [s = se.get()](uint64_t dir) { fuse_lowlevel_notify_inval_inode(s, dir, 0, 0); });
+  // Started here: the threads of the process before fuse_daemonize are not the daemon's.
+  std::unique_ptr<sfs::WalkAhead> walk;
+  if (o.walk_ahead > 0) {
+    sfs::WalkAheadLimits limits;
+    limits.files = o.walk_ahead;
+    walk = std::make_unique<sfs::WalkAhead>(*state.ns, limits);
+    state.walk = walk.get();
+  }
   const int ret = Serve(se.get(), o);
+  state.walk = nullptr;
+  walk.reset();
   state.listing.Stop();
   fuse_session_unmount(se.get());
   fuse_remove_signal_handlers(se.get());
@@ -218,6 +229,7 @@ int main(int argc, char** argv) {
     if (!backup.ok()) return Fail(eng::ExitCodeFor(backup.status()), backup.status().ToString());
     attr.default_mtime_sec = eng::CivilToEpochSeconds((*backup)->top().header().time);
     state.ns = std::make_unique<sfs::BackupView>(*backup, attr);
+    state.answer_opens = false;
 #ifdef __GLIBC__
     ::malloc_trim(0);  // Return what building the tree used and freed (a few MB per million).
 #endif

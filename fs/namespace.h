@@ -19,7 +19,7 @@
 
 #include "engine/base/random_access_file.h"
 #include "engine/base/status_or.h"
-#include "engine/read/content_check.h"
+#include "fs/file_reads.h"
 #include "fs/listing_policy.h"
 
 namespace stitchfs::fs {
@@ -28,14 +28,6 @@ namespace stitchfs::fs {
 struct DirEntry {
   std::string name;
   uint64_t ino = 0;
-};
-
-// An opened regular file: its reader and, when its bytes have a checksum to match, the check of
-// a read from start to end (null otherwise).
-struct OpenedFile {
-  std::shared_ptr<const engine::RandomAccessFile> reader;
-  std::unique_ptr<engine::ContentCheck> check;
-  std::optional<engine::Status> damaged;  // What an earlier whole read found (NoteDamaged).
 };
 
 // Thread-safe: handlers call it from many threads.
@@ -57,12 +49,15 @@ class Namespace {
   // A reader for the regular file `ino`.
   virtual engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> Open(
       uint64_t ino) const = 0;
-  // The same with the check of its bytes (OpenedFile::check), from the same opening.
-  virtual engine::StatusOr<OpenedFile> OpenChecked(uint64_t ino) const {
-    ASSIGN_OR_RETURN(auto reader, Open(ino));
-    return OpenedFile{std::move(reader), nullptr, std::nullopt};
-  }
-  // A whole read of file `ino` found it damaged (`s`): later opens carry it (OpenedFile).
+  // What the reads of the regular file `ino` share (its reader and the check of its bytes),
+  // kept while it is read: each read asks for it.
+  virtual engine::StatusOr<std::shared_ptr<FileReads>> Reads(uint64_t ino) const = 0;
+  // The regular file a tree walk (tar, cp -a, rsync: folders in listing order, depth first)
+  // reads after file `ino`, and the first one it reads in folder `dir`; nullopt where none is
+  // known (WalkAhead).
+  virtual std::optional<uint64_t> NextFile(uint64_t /*ino*/) const { return std::nullopt; }
+  virtual std::optional<uint64_t> FirstFileIn(uint64_t /*dir*/) const { return std::nullopt; }
+  // A whole read of file `ino` found it damaged (`s`): its later FileReads carry it.
   virtual void NoteDamaged(uint64_t /*ino*/, const engine::Status& /*s*/) const {}
   // The target of symlink `ino`; kInvalidArgument if `ino` is not a symlink.
   virtual engine::StatusOr<std::string> Readlink(uint64_t ino) const = 0;
@@ -93,6 +88,8 @@ class Namespace {
   virtual uint64_t NumInodes() const = 0;
 };
 
+class WalkAhead;
+
 // The session's userdata.
 struct MountContext {
   std::unique_ptr<Namespace> ns;
@@ -103,6 +100,14 @@ struct MountContext {
   std::once_flag after_init_once;
   ListingPolicy listing;     // Whether listings carry the attributes of files.
   bool verify_reads = true;  // Check files read from start to end (-o noverify: off).
+  // Each OPEN must be answered: a store's backups may break or go under a live mount, and an
+  // open of a file of a backup that broke fails, even when the kernel holds its pages. One
+  // backup's files cannot change (their data files are held open).
+  bool answer_opens = true;
+  // The kernel opens files without asking (answer_opens is off and it offered to at INIT,
+  // Linux 4.20 and later); else each OPEN is answered, and RELEASE follows.
+  bool kernel_opens = false;
+  WalkAhead* walk = nullptr;  // Reading ahead of tree walks, when on (owned by the mount).
 };
 
 // Logs one line (stderr in the foreground, syslog otherwise).

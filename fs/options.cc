@@ -36,6 +36,8 @@ const char kUsage[] =
     "         ~/.aws/credentials format; the AWS_* environment is read too),\n"
     "       s3_cache_mb=N (object storage: on-disk block cache; default 1024, 0 = off),\n"
     "       readahead_kb=N (sequential read request size when root; default 1024, 0 = kernel's),\n"
+    "       walk_ahead=N (files read ahead of a tree walk such as tar or cp -a, each checked\n"
+    "         and put in the page cache; default 64, 0 = off),\n"
     "       share_inodes (stores: a file unchanged between backups has one inode number),\n"
     "       max_backups=N, cache_mb=N, manifest_cache_mb=N (stores: memory bounds; default\n"
     "         32 opened backups kept while idle, 256 MiB for them, 64 MiB of base manifests),\n"
@@ -85,6 +87,8 @@ engine::Status MountOption(const std::string& opt, Options* o) {
     ASSIGN_OR_RETURN(o->spin_us, Number(key, val, 10));
   } else if (key == "readahead_kb" && eq != std::string::npos) {
     ASSIGN_OR_RETURN(o->readahead_kb, Number(key, val, 10));
+  } else if (key == "walk_ahead" && eq != std::string::npos) {
+    ASSIGN_OR_RETURN(o->walk_ahead, Number(key, val, 10));
   } else if (opt == "share_inodes") {
     o->share_inodes = true;
   } else if (key == "max_backups" && eq != std::string::npos) {

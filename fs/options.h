@@ -24,6 +24,7 @@ struct Options {
   bool default_permissions = false;
   std::optional<uint32_t> uid, gid, umask;
   unsigned readahead_kb = 1024;  // Set on the mount's bdi when permitted; 0 keeps the default.
+  uint32_t walk_ahead = 64;      // Files read ahead of a tree walk (WalkAhead); 0: off.
   bool noxattr = false;  // No extended attributes: ls -l needs no round trip per file for them.
   bool backup_manifest = true;  // `.backup` (the flat manifest) at each backup's root.
   bool verify_reads = true;     // Files read from start to end are checked (-o noverify).

@@ -69,6 +69,11 @@ std::optional<engine::Status> SequentialCheck::result() const {
   return result_;
 }
 
+bool SequentialCheck::Pristine() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return next_ == 0 && !feeding_ && reading_.empty() && kept_.empty() && !stopped_ && !result_;
+}
+
 bool SequentialCheck::GapBeingRead(uint64_t offset) const {
   auto it = reading_.lower_bound(next_);
   return it != reading_.end() && *it < offset;

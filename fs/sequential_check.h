@@ -76,6 +76,8 @@ class SequentialCheck {
   void AcceptAnswered(uint64_t offset, std::string_view bytes) noexcept;
   // The verdict of the whole file, once it was seen.
   std::optional<engine::Status> result() const;
+  // No read has begun, been fed or stopped the check yet.
+  bool Pristine() const;
 
  private:
   struct Kept {

@@ -293,13 +293,13 @@ std::vector<DirEntry> StoreView::ListLinks(uint64_t dir, size_t offset, size_t m
 
 engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> StoreView::Open(
     uint64_t ino) const {
-  ASSIGN_OR_RETURN(OpenedFile f, OpenChecked(ino));
-  return std::move(f.reader);
+  ASSIGN_OR_RETURN(std::shared_ptr<FileReads> f, Reads(ino));
+  return f->reader();
 }
 
-engine::StatusOr<OpenedFile> StoreView::OpenChecked(uint64_t ino) const {
+engine::StatusOr<std::shared_ptr<FileReads>> StoreView::Reads(uint64_t ino) const {
   ASSIGN_OR_RETURN(std::shared_ptr<const BackupView> view, backups_.View(SlotOf(ino)));
-  auto file = view->OpenChecked(LocalOf(ino));
+  auto file = view->Reads(LocalOf(ino));
   // The backup or one of its bases may have been rewritten in place (prune's flattening) since
   // the last scan: look now, and while that opens it anew, try again (a prune flattens one
   // level of a chain after another, so the chain opened anew may itself go stale meanwhile).
@@ -308,9 +308,30 @@ engine::StatusOr<OpenedFile> StoreView::OpenChecked(uint64_t ino) const {
     auto again = backups_.View(SlotOf(ino));
     if (!again.ok() || *again == view) break;
     view = *again;
-    file = view->OpenChecked(LocalOf(ino));
+    file = view->Reads(LocalOf(ino));
   }
   return file;
+}
+
+// Within one backup, by its own numbering (a shared inode has none).
+std::optional<uint64_t> StoreView::NextFile(uint64_t ino) const {
+  const uint64_t slot = SlotOf(ino);
+  if (slot == 0 || (ino & kSharedBit)) return std::nullopt;
+  auto view = backups_.View(slot);
+  if (!view.ok()) return std::nullopt;
+  auto next = (*view)->NextFile(LocalOf(ino));
+  if (!next) return std::nullopt;
+  return InoOf(slot, *next) | ViaOf(ino);
+}
+
+std::optional<uint64_t> StoreView::FirstFileIn(uint64_t dir) const {
+  const uint64_t slot = SlotOf(dir);
+  if (slot == 0) return std::nullopt;
+  auto view = backups_.View(slot);
+  if (!view.ok()) return std::nullopt;
+  auto first = (*view)->FirstFileIn(LocalOf(dir));
+  if (!first) return std::nullopt;
+  return InoOf(slot, *first) | ViaOf(dir);
 }
 
 void StoreView::NoteDamaged(uint64_t ino, const engine::Status& s) const {

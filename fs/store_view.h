@@ -53,7 +53,9 @@ class StoreView final : public Namespace {
   static constexpr int kReopenAttempts = 8;
   engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> Open(
       uint64_t ino) const override;
-  engine::StatusOr<OpenedFile> OpenChecked(uint64_t ino) const override;
+  engine::StatusOr<std::shared_ptr<FileReads>> Reads(uint64_t ino) const override;
+  std::optional<uint64_t> NextFile(uint64_t ino) const override;
+  std::optional<uint64_t> FirstFileIn(uint64_t dir) const override;
   void NoteDamaged(uint64_t ino, const engine::Status& s) const override;
   engine::StatusOr<std::string> Readlink(uint64_t ino) const override;
   engine::StatusOr<std::string> ReadlinkBy(uint64_t caller, uint64_t ino) const override;

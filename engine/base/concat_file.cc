@@ -61,11 +61,13 @@ size_t ConcatFile::SegmentOf(uint64_t offset) const {
 }
 
 void ConcatFile::Prefetch(uint64_t offset, uint64_t length) const {
-  if (offset >= size()) return;
-  const size_t i = SegmentOf(offset);
-  const uint64_t in_seg = offset - starts_[i];
-  segments_[i].file->Prefetch(segments_[i].file_offset + in_seg,
-                              std::min(length, segments_[i].length - in_seg));
+  const uint64_t end = offset + std::min(length, size() - std::min(offset, size()));
+  for (size_t i = offset < size() ? SegmentOf(offset) : segments_.size();
+       i < segments_.size() && starts_[i] < end; ++i) {
+    const uint64_t from = std::max(offset, starts_[i]);
+    const uint64_t to = std::min(end, starts_[i + 1]);
+    segments_[i].file->Prefetch(segments_[i].file_offset + (from - starts_[i]), to - from);
+  }
 }
 
 std::shared_ptr<const RandomAccessFile> Concatenate(std::vector<Segment> segments) {

@@ -1,7 +1,9 @@
 #include "engine/backends/local/data_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -64,6 +66,14 @@ StatusOr<UniqueFd> DataFile::Reopen() const {
 
 StatusOr<std::shared_ptr<const UniqueFd>> DataFile::Fd() const {
   return cache_->Get(key_, [this] { return Reopen(); });
+}
+
+void DataFile::Prefetch(uint64_t offset, uint64_t length) const {
+  auto fd = Fd();
+  if (!fd.ok() || offset >= size_) return;
+  length = std::min({length, size_ - offset, kMaxPrefetch});
+  ::posix_fadvise((*fd)->get(), static_cast<off_t>(offset), static_cast<off_t>(length),
+                  POSIX_FADV_WILLNEED);
 }
 
 Status DataFile::ReadExact(uint64_t offset, std::span<char> dst) const {
