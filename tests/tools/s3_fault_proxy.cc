@@ -21,6 +21,9 @@
 //                     (default 1); acts on GETs with a Range header only
 //   truncate-upload   half the request body forwarded, then both connections closed; acts on
 //                     requests with a body only
+//   hold              not forwarded: the request's body is written to RULES.held and the
+//                     request waits unanswered until the client goes away or RULES.go appears,
+//                     then is answered as RULES.go says (503, 500 or 429), else reset
 // -v logs every request and every fault on stderr.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -39,6 +42,7 @@
 #include <thread>
 #include <vector>
 
+#include "s3_fault_hold.h"
 #include "s3_fault_http.h"
 
 namespace s3fault {
@@ -53,7 +57,8 @@ enum class Act {
   kShortHead,
   kDelay,
   kWrongLength,
-  kTruncateUpload
+  kTruncateUpload,
+  kHold
 };
 
 struct Rule {
@@ -94,6 +99,8 @@ bool ParseAction(const std::string& a, Rule* r) {
     r->act = Act::kShortHead;
   } else if (a == "truncate-upload") {
     r->act = Act::kTruncateUpload;
+  } else if (a == "hold") {
+    r->act = Act::kHold;
   } else if (name == "delay" && number && v >= 0) {
     r->act = Act::kDelay;
     r->arg = v;
@@ -110,6 +117,7 @@ bool ParseAction(const std::string& a, Rule* r) {
 class RuleBook {
  public:
   explicit RuleBook(std::string path) : path_(std::move(path)) {}
+  const std::string& path() const { return path_; }
 
   Fault Pick(const std::string& method, const std::string& target, bool ranged, bool has_body) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -267,6 +275,16 @@ void Serve(Conn client, const Options& o, RuleBook* rules) {
       case Act::kReset:
         client.Abort();
         return;
+      case Act::kHold: {
+        const std::string then = Hold(client.fd(), req.body, rules->path());
+        Log(o, "  -> held, then " + (then.empty() ? "the client went away" : then));
+        if (then == "503" || then == "500" || then == "429") {
+          client.WriteAll(ErrorAnswer(std::stol(then), method == "HEAD", false));
+          return;
+        }
+        client.Abort();
+        return;
+      }
       case Act::kTruncateUpload: {
         Message ignored;
         Forward(o, req, req.body.size() / 2, &ignored);

@@ -72,7 +72,10 @@ class S3Bucket {
   // with backoff; any other code is that key's error (AccessDenied: kAccessDenied). Every
   // key is tried before the first error is returned, which says how many keys failed. Keys a
   // request body cannot carry (control characters) get a DELETE each, as do all keys at a
-  // server without DeleteObjects (501 NotImplemented).
+  // server without DeleteObjects (501 NotImplemented). S3 applies one request's keys in no
+  // particular order, and a request that fails or a process killed while it runs may leave any
+  // subset of them deleted: an object whose presence guards others (a `.backup`, a `.lock`, a
+  // marker) never goes in the same call as they do (RemoveBackupObjects, s3_lock.h).
   Status DeleteMany(const std::vector<std::string>& keys) const;
   static constexpr size_t kMaxDeleteKeys = 1000;
   // Every object under `prefix` (all pages), folded at `delimiter` if not empty.

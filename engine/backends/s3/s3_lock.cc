@@ -3,11 +3,15 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
+
+#include "engine/storage/generation_lock.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -89,19 +93,50 @@ std::set<std::string> NestedBackups(const std::vector<S3Object>& objects,
   return roots;
 }
 
+bool IsGuardObject(const std::string& key, const std::string& prefix) {
+  if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0) return false;
+  const std::string_view name = std::string_view(key).substr(prefix.size());
+  return name == ".backup" || name == kS3DeletingMarker ||
+         LockGenerationOf(key, prefix + ".lock") >= 0;
+}
+
+namespace {
+
+// The guards of a prefix, one DELETE each: the `.lock` generations oldest first (as a holder
+// releases them), the marker last (a prefix holding only it is still a backup being removed).
+Status DeleteGuards(const S3Bucket& bucket, const std::string& prefix,
+                    std::vector<std::string> guards) {
+  const auto rank = [&](const std::string& key) {
+    const int g = LockGenerationOf(key, prefix + ".lock");
+    return g >= 0 ? g : std::numeric_limits<int>::max();
+  };
+  std::sort(guards.begin(), guards.end(),
+            [&](const std::string& x, const std::string& y) { return rank(x) < rank(y); });
+  for (const std::string& key : guards) RETURN_IF_ERROR(bucket.Delete(key));
+  return Status::OK();
+}
+
+}  // namespace
+
 Status RemoveBackupObjects(const S3Bucket& bucket, const std::string& prefix,
                            const std::function<bool(const std::string& key)>& spare) {
   ASSIGN_OR_RETURN(S3Listing all, bucket.List(prefix, ""));
   const auto nested = NestedBackups(all.objects, prefix);
+  std::vector<std::string> data, guards;
+  for (const S3Object& o : all.objects) {
+    if (spare(o.key) || InNestedBackup(o.key, nested)) continue;
+    if (o.key == prefix + ".backup") {
+      return Status::BackupAlreadyExists("Backup " + EscapeForMessage(prefix) +
+                                         " holds a .backup: its objects are not removed");
+    }
+    (IsGuardObject(o.key, prefix) ? guards : data).push_back(o.key);
+  }
   ASSIGN_OR_RETURN(auto uploads, bucket.ListMultipart(prefix));
   for (const S3Upload& u : uploads) {
     if (!InNestedBackup(u.key, nested)) RETURN_IF_ERROR(bucket.AbortMultipart(u));
   }
-  std::vector<std::string> doomed;
-  for (const S3Object& o : all.objects) {
-    if (!spare(o.key) && !InNestedBackup(o.key, nested)) doomed.push_back(o.key);
-  }
-  return bucket.DeleteMany(doomed);
+  RETURN_IF_ERROR(bucket.DeleteMany(data));
+  return DeleteGuards(bucket, prefix, std::move(guards));
 }
 
 bool InNestedBackup(const std::string& key, const std::set<std::string>& roots) {

@@ -31,8 +31,22 @@ std::set<std::string> NestedBackups(const std::vector<S3Object>& objects,
                                     const std::string& prefix);
 bool InNestedBackup(const std::string& key, const std::set<std::string>& roots);
 
+// The object prune's removal leaves beside a backup's data, holding its manifest, until every
+// other object of the backup is gone (S3StoreMoves).
+inline constexpr const char* kS3DeletingMarker = ".stitch-deleting";
+
+// True if `key` says what the prefix `prefix` ("" or ending in '/') holds: its `.backup`, a
+// generation of its `.lock`, or prune's `.stitch-deleting` marker.
+bool IsGuardObject(const std::string& key, const std::string& prefix);
+
 // Aborts the multipart uploads and deletes the objects under `prefix` (a backup's, "" or ending
 // in '/'), but the objects `spare` says to keep and everything of the backups nested under it.
+// DeleteObjects applies a batch in any order, and a request that fails or a process killed
+// midway leaves any subset of it deleted, so no batch holds a guard (IsGuardObject): the data
+// goes first, then, once all of it is gone, the `.lock` generations (oldest first) and the
+// marker, one request each. Whatever an interrupted call leaves is still a backup being written
+// (the next writer of this machine takes it over) or being removed (the next prune removes
+// it). kBackupAlreadyExists, nothing deleted, if `prefix` holds a `.backup` not spared.
 Status RemoveBackupObjects(const S3Bucket& bucket, const std::string& prefix,
                            const std::function<bool(const std::string& key)>& spare);
 

@@ -15,7 +15,6 @@
 namespace stitchfs::engine {
 namespace {
 
-constexpr const char* kMarker = ".stitch-deleting";
 constexpr const char* kPruneLock = ".stitch-prune.lock";
 
 class S3StoreMoves final : public StoreMoves {
@@ -29,11 +28,11 @@ class S3StoreMoves final : public StoreMoves {
     for (const std::string& p : list->prefixes) {
       S3Address a = store_;
       a.key = p.substr(0, p.size() - 1);
-      auto marker = bucket->Head(a.ObjectKey(kMarker));
+      auto marker = bucket->Head(a.ObjectKey(kS3DeletingMarker));
       auto manifest = bucket->Head(a.ObjectKey(".backup"));
       if (!marker.ok() || !*marker || !manifest.ok()) continue;
       if (*manifest) {
-        bucket->Delete(a.ObjectKey(kMarker)).IgnoreError();  // Put back, marker left.
+        bucket->Delete(a.ObjectKey(kS3DeletingMarker)).IgnoreError();  // Put back, marker left.
       } else {
         RemoveAll(a).IgnoreError();
       }
@@ -125,7 +124,7 @@ class S3StoreMoves final : public StoreMoves {
     if (!manifest) return Status::BackupNotFound("Backup " + path + " has no .backup any more");
     // The marker holds the manifest: a run killed before putting it back loses nothing that
     // cannot be recovered by hand (copy the marker to .backup) until the next run removes it.
-    RETURN_IF_ERROR(bucket->Put(a.ObjectKey(kMarker), *manifest));
+    RETURN_IF_ERROR(bucket->Put(a.ObjectKey(kS3DeletingMarker), *manifest));
     saved_[path] = std::move(*manifest);
     return bucket->Delete(a.ObjectKey(".backup"));
   }
@@ -136,7 +135,7 @@ class S3StoreMoves final : public StoreMoves {
     if (!a.ok() || it == saved_.end()) return;
     auto bucket = s3_.BucketOf(*a);
     if (bucket->Put(a->ObjectKey(".backup"), it->second).ok()) {
-      bucket->Delete(a->ObjectKey(kMarker)).IgnoreError();
+      bucket->Delete(a->ObjectKey(kS3DeletingMarker)).IgnoreError();
     }
   }
 
@@ -150,11 +149,8 @@ class S3StoreMoves final : public StoreMoves {
  private:
   // Every object of the backup at `a`, its marker last (a leftover stays recognisable).
   Status RemoveAll(const S3Address& a) {
-    auto bucket = s3_.BucketOf(a);
-    const std::string marker = a.ObjectKey(kMarker);
-    RETURN_IF_ERROR(RemoveBackupObjects(*bucket, a.ObjectKey(""),
-                                        [&](const std::string& key) { return key == marker; }));
-    return bucket->Delete(a.ObjectKey(kMarker));
+    return RemoveBackupObjects(*s3_.BucketOf(a), a.ObjectKey(""),
+                               [](const std::string&) { return false; });
   }
 
   const S3Address store_;

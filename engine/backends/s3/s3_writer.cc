@@ -228,12 +228,19 @@ class S3Writer final : public BackupWriter {
       return;
     }
     // Take back everything: the manifest if it may have been written (if it cannot be
-    // removed, what stays is a complete backup), uploads in progress, objects, the lock.
+    // removed, what stays is a complete backup), uploads in progress, objects, the lock. The
+    // lock goes last and only if all the rest is gone: a failed DeleteObjects may have deleted
+    // any subset of its keys, and what it left stays guarded, taken over by the next writer of
+    // this machine once this process is gone. (A rewrite's leftovers are unnamed objects beside
+    // a whole backup, which the next rewrite removes.)
     if (manifest_sent_ && !bucket_->Delete(address_.ObjectKey(".backup")).ok()) return;
-    AbortStrayUploads().IgnoreError();
+    bool clean = AbortStrayUploads().ok();
     std::lock_guard<std::mutex> lock(ledger_.mu);
-    for (const auto& [key, upload] : ledger_.uploads) bucket_->AbortMultipart(upload).IgnoreError();
-    bucket_->DeleteMany({ledger_.objects.begin(), ledger_.objects.end()}).IgnoreError();
+    for (const auto& [key, upload] : ledger_.uploads) {
+      clean = bucket_->AbortMultipart(upload).ok() && clean;
+    }
+    clean = bucket_->DeleteMany({ledger_.objects.begin(), ledger_.objects.end()}).ok() && clean;
+    if (!clean && !rewrite_) return;
     ReleaseLock(BucketObjects(*bucket_), address_.ObjectKey(".lock"), generation_).IgnoreError();
   }
 
@@ -330,14 +337,16 @@ class S3Writer final : public BackupWriter {
     return Status::OK();
   }
 
-  // After a rewrite: the objects of the old version (its data, its resolved index).
+  // After a rewrite: the objects of the old version (its data, its resolved index), never a
+  // guard (a stale marker beside a `.backup` is the next prune's to remove).
   Status DeleteUnnamed() {
-    ASSIGN_OR_RETURN(S3Listing all, bucket_->List(address_.ObjectKey(""), ""));
-    const auto nested = NestedBackups(all.objects, address_.ObjectKey(""));
+    const std::string prefix = address_.ObjectKey("");
+    ASSIGN_OR_RETURN(S3Listing all, bucket_->List(prefix, ""));
+    const auto nested = NestedBackups(all.objects, prefix);
     std::vector<std::string> doomed;
     for (const S3Object& o : all.objects) {
-      if (o.key == address_.ObjectKey(".backup") || IsLockObject(o.key, address_) ||
-          ledger_.objects.count(o.key) || InNestedBackup(o.key, nested))
+      if (IsGuardObject(o.key, prefix) || ledger_.objects.count(o.key) ||
+          InNestedBackup(o.key, nested))
         continue;
       doomed.push_back(o.key);
     }

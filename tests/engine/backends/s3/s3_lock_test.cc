@@ -78,5 +78,17 @@ TEST(S3LockTest, BackupsNestedUnderAPrefixAreFound) {
   EXPECT_TRUE(NestedBackups(keys, "").count("p/"));  // At a bucket's root: every backup.
 }
 
+// The objects a removal deletes apart from the data, never in one batch with it.
+TEST(S3LockTest, GuardsAreWhatSaysWhatAPrefixHolds) {
+  for (const char* k : {"p/.backup", "p/.lock", "p/.lock.12", "p/.stitch-deleting"}) {
+    EXPECT_TRUE(IsGuardObject(k, "p/")) << k;
+  }
+  EXPECT_TRUE(IsGuardObject(".lock.3", ""));  // A backup at a bucket's root.
+  for (const char* k : {"p/data.bin", "p/.lock.012", "p/.lockx", "p/.lock.", "p/in/.backup",
+                        "p/.stitchfs/data/.lock", "q/.backup", "p/"}) {
+    EXPECT_FALSE(IsGuardObject(k, "p/")) << k;
+  }
+}
+
 }  // namespace
 }  // namespace stitchfs::engine
