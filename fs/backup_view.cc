@@ -18,9 +18,14 @@ BackupView::BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, Att
     : backup_(std::move(backup)),
       table_(InodeTable::Build(backup_->top().manifest())),
       attr_(attr),
-      parent_ino_(parent_ino) {
-  const engine::Manifest& m = backup_->top().manifest();
-  for (size_t i = 0; i < m.num_entries(); ++i) total_size_ += m.entry(i).size;
+      parent_ino_(parent_ino) {}
+
+uint64_t BackupView::TotalBytes() const {
+  std::call_once(total_once_, [this] {
+    const engine::Manifest& m = backup_->top().manifest();
+    for (size_t i = 0; i < m.num_entries(); ++i) total_size_ += m.entry(i).size;
+  });
+  return total_size_;
 }
 
 engine::StatusOr<std::string> BackupView::FlatManifest() const {

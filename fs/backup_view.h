@@ -35,7 +35,7 @@ class BackupView final : public Namespace {
   engine::StatusOr<std::string> Readlink(uint64_t ino) const override;
   engine::StatusOr<std::vector<std::string>> XattrNames(uint64_t ino) const override;
   engine::StatusOr<std::string> Xattr(uint64_t ino, const std::string& name) const override;
-  uint64_t TotalBytes() const override { return total_size_; }
+  uint64_t TotalBytes() const override;  // (Summed on first use: statfs only.)
   uint64_t NumInodes() const override { return table_.size(); }
 
   const engine::ResolvedBackup& backup() const { return *backup_; }
@@ -76,7 +76,8 @@ class BackupView final : public Namespace {
   InodeTable table_;
   AttrOptions attr_;
   uint64_t parent_ino_;
-  uint64_t total_size_ = 0;
+  mutable std::once_flag total_once_;
+  mutable uint64_t total_size_ = 0;  // Set on first use.
   static constexpr uint64_t kNextFileSteps = 64;
   FileReadsCache reads_;
   mutable std::mutex damaged_mu_;

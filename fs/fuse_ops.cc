@@ -293,7 +293,7 @@ void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
     if (!loan->bytes.empty()) return read.Reply(req, ino, loan->bytes);
     // One buffer per worker thread, grown but never zero-filled (the read overwrites it); a
     // check that keeps it leaves the thread to take another (ReadBuffer).
-    thread_local ReadBuffer buf;
+    ReadBuffer& buf = ThreadReadBuffer();
     buf.Reserve(size);
     auto n = reader.ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.data.get(), size));
     if (!n.ok()) return ReplyError(req, n.status());

@@ -27,6 +27,7 @@
 #include "fs/backup_view.h"
 #include "fs/fuse_ops.h"
 #include "fs/options.h"
+#include "fs/sequential_check.h"
 #include "fs/serve_loop.h"
 #include "fs/store_view.h"
 #include "fs/walk_ahead.h"
@@ -121,7 +122,10 @@ void RaiseReadahead(const std::string& mountpoint, unsigned kb) {
 }
 
 int Serve(fuse_session* se, const sfs::Options& o) {
-  if (o.spin_us > 0) return sfs::ServeSpinning(se, o.single_thread ? 0 : 15, o.spin_us);
+  if (o.spin_us > 0) {
+    return sfs::ServeSpinning(se, o.single_thread ? 0 : 15, o.spin_us,
+                              sfs::ReleaseThreadReadBuffer);
+  }
   if (o.single_thread) return fuse_session_loop(se);
   std::unique_ptr<fuse_loop_config, LoopConfigDeleter> cfg(fuse_loop_cfg_create());
   fuse_loop_cfg_set_clone_fd(cfg.get(), 1);

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <utility>
 
 namespace stitchfs::fs {
 namespace {
@@ -10,6 +11,7 @@ std::atomic<size_t> kept_all{0};  // Bytes every SequentialCheck keeps (kMaxPend
 
 // Buffers kept reads gave back, for the next reads (a few: the reads in flight at once).
 struct Pool {
+  static constexpr size_t kKept = 4;
   std::mutex mu;
   std::vector<ReadBuffer> free;
   static Pool& Get() {
@@ -18,7 +20,7 @@ struct Pool {
   }
   void Give(ReadBuffer b) noexcept {
     std::lock_guard<std::mutex> lock(mu);
-    if (free.size() < 16 && b.data) {
+    if (free.size() < kKept && b.data) {
       try {
         free.push_back(std::move(b));
       } catch (...) {  // (Then it is simply freed.)
@@ -30,6 +32,16 @@ struct Pool {
 }  // namespace
 
 void ReturnToPool(ReadBuffer buffer) noexcept { Pool::Get().Give(std::move(buffer)); }
+
+namespace {
+thread_local ReadBuffer thread_buffer;
+}  // namespace
+
+ReadBuffer& ThreadReadBuffer() { return thread_buffer; }
+
+void ReleaseThreadReadBuffer() noexcept {
+  if (thread_buffer.data) ReturnToPool(std::exchange(thread_buffer, ReadBuffer{}));
+}
 
 void ReadBuffer::Reserve(size_t size) {
   if (capacity >= size) return;

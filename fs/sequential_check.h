@@ -27,8 +27,13 @@ struct ReadBuffer {
   void Reserve(size_t size);
 };
 
-// Gives `buffer` to the pool ReadBuffer::Reserve takes from (or frees it).
+// Gives `buffer` to the pool ReadBuffer::Reserve takes from (or frees it: the pool keeps a few).
 void ReturnToPool(ReadBuffer buffer) noexcept;
+
+// The calling thread's buffer for reads, and the same given back to the pool (a thread that
+// goes idle, so that a burst of reads on many threads does not keep a buffer on each).
+ReadBuffer& ThreadReadBuffer();
+void ReleaseThreadReadBuffer() noexcept;
 
 // Thread-safe: the kernel sends a file's reads in order but several at once, and other threads
 // may serve them out of order.

@@ -51,7 +51,7 @@ class Loop {
     std::free(buf.mem);
   }
 
-  void Helper() {
+  void Helper(const std::function<void()>& idle) {
     fuse_buf buf = {};
     for (;;) {
       {
@@ -62,6 +62,7 @@ class Loop {
       }
       while (Pending(fd_) && Serve(&buf)) {
       }
+      if (idle) idle();
     }
     std::free(buf.mem);
   }
@@ -125,13 +126,13 @@ class Loop {
 
 }  // namespace
 
-int ServeSpinning(fuse_session* se, int helpers, long spin_us) {
+int ServeSpinning(fuse_session* se, int helpers, long spin_us, const std::function<void()>& idle) {
   const int fd = fuse_session_fd(se);
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   Loop loop(se, spin_us);
   std::vector<std::thread> threads;
   threads.emplace_back([&loop] { loop.Watchdog(); });
-  for (int i = 0; i < helpers; ++i) threads.emplace_back([&loop] { loop.Helper(); });
+  for (int i = 0; i < helpers; ++i) threads.emplace_back([&loop, &idle] { loop.Helper(idle); });
   loop.Spinner();
   loop.Stop();
   for (auto& t : threads) t.join();

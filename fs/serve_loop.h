@@ -6,6 +6,8 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
+#include <functional>
+
 namespace stitchfs::fs {
 
 // Serves `se` until it exits. One thread (the spinner) receives and serves every request and,
@@ -13,7 +15,8 @@ namespace stitchfs::fs {
 // it polls, a new request needs no wakeup at all. A watchdog looks every millisecond while
 // requests flow; when a request has waited for a whole millisecond (the spinner is busy, for
 // example on a slow disk), it wakes one of `helpers` threads, which serve requests until none
-// waits. Returns 0, or -1 if reading the device failed.
-int ServeSpinning(fuse_session* se, int helpers, long spin_us);
+// waits, then run `idle` (if any) and sleep. Returns 0, or -1 if reading the device failed.
+int ServeSpinning(fuse_session* se, int helpers, long spin_us,
+                  const std::function<void()>& idle = {});
 
 }  // namespace stitchfs::fs

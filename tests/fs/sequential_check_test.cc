@@ -125,5 +125,21 @@ TEST_F(SequentialCheckTest, ASeekStopsTheCheckWithoutAnError) {
   EXPECT_OK(check->Accept(0, std::string_view(wrong).substr(0, 4096)));
 }
 
+TEST(ReadBufferTest, AThreadGoingIdleGivesItsBufferBackForOthers) {
+  constexpr size_t kSize = (3 << 20) + 7;  // Larger than any other test's buffers in the pool.
+  ReadBuffer& mine = ThreadReadBuffer();
+  mine.Reserve(kSize);
+  const char* data = mine.data.get();
+  ASSERT_NE(data, nullptr);
+  ReleaseThreadReadBuffer();
+  EXPECT_EQ(ThreadReadBuffer().data, nullptr);  // Nothing kept by the idle thread,
+  std::thread([data, kSize] {
+    ReadBuffer& theirs = ThreadReadBuffer();
+    theirs.Reserve(kSize);
+    EXPECT_EQ(theirs.data.get(), data);  // and the next thread to read takes it.
+    ReleaseThreadReadBuffer();
+  }).join();
+}
+
 }  // namespace
 }  // namespace stitchfs::fs::fstest
