@@ -133,7 +133,7 @@ TEST(ReadBufferTest, AThreadGoingIdleGivesItsBufferBackForOthers) {
   ASSERT_NE(data, nullptr);
   ReleaseThreadReadBuffer();
   EXPECT_EQ(ThreadReadBuffer().data, nullptr);  // Nothing kept by the idle thread,
-  std::thread([data, kSize] {
+  std::thread([data] {
     ReadBuffer& theirs = ThreadReadBuffer();
     theirs.Reserve(kSize);
     EXPECT_EQ(theirs.data.get(), data);  // and the next thread to read takes it.
