@@ -1,7 +1,10 @@
 #include "fs/sequential_check.h"
 
+#include <sys/mman.h>
+
 #include <atomic>
 #include <cstring>
+#include <new>
 #include <utility>
 
 namespace stitchfs::fs {
@@ -11,7 +14,7 @@ std::atomic<size_t> kept_all{0};  // Bytes every SequentialCheck keeps (kMaxPend
 
 // Buffers kept reads gave back, for the next reads (a few: the reads in flight at once).
 struct Pool {
-  static constexpr size_t kKept = 4;
+  static constexpr size_t kKept = 2;
   std::mutex mu;
   std::vector<ReadBuffer> free;
   static Pool& Get() {
@@ -43,6 +46,8 @@ void ReleaseThreadReadBuffer() noexcept {
   if (thread_buffer.data) ReturnToPool(std::exchange(thread_buffer, ReadBuffer{}));
 }
 
+void UnmapBuffer::operator()(char* p) const noexcept { ::munmap(p, length); }
+
 void ReadBuffer::Reserve(size_t size) {
   if (capacity >= size) return;
   {
@@ -55,8 +60,12 @@ void ReadBuffer::Reserve(size_t size) {
       return;
     }
   }
-  data.reset(new char[size]);  // Never zero-filled: the read overwrites it.
-  capacity = size;
+  constexpr size_t kUnit = 64 << 10;
+  const size_t length = (size + kUnit - 1) / kUnit * kUnit;
+  void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  data = std::unique_ptr<char[], UnmapBuffer>(static_cast<char*>(p), UnmapBuffer{length});
+  capacity = length;
 }
 
 SequentialCheck::~SequentialCheck() {

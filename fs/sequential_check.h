@@ -20,10 +20,18 @@ namespace stitchfs::fs {
 // A buffer a read's bytes are read into. A read served ahead of the ones before it hands its
 // buffer to the check, which keeps it until their turn (no copy, no wait) and gives it back to
 // a pool the next reads take theirs from.
+// Unmaps a ReadBuffer's memory, which is mapped for it alone (whole 64 KiB units), so that a
+// buffer freed is given back to the system at once instead of staying in the heap.
+struct UnmapBuffer {
+  size_t length = 0;
+  void operator()(char* p) const noexcept;
+};
+
 struct ReadBuffer {
-  std::unique_ptr<char[]> data;
+  std::unique_ptr<char[], UnmapBuffer> data;
   size_t capacity = 0;
-  // At least `size` bytes: the same buffer, else one from the pool, else a new one.
+  // At least `size` bytes: the same buffer, else one from the pool, else a new one
+  // (std::bad_alloc if there is no memory).
   void Reserve(size_t size);
 };
 
