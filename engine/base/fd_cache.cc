@@ -2,32 +2,43 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 
 namespace stitchfs::engine {
 
+FdCache::FdCache(size_t capacity)
+    : shards_(std::clamp<size_t>(capacity, 1, kMaxShards)),
+      per_shard_(std::max<size_t>(capacity, 1) / shards_.size()) {}
+
 StatusOr<std::shared_ptr<const UniqueFd>> FdCache::Get(uint64_t key, const Opener& open) {
+  Shard& s = ShardOf(key);
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto* fd = fds_.Get(key)) return *fd;
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (auto* fd = s.fds.Get(key)) return *fd;
   }
   ASSIGN_OR_RETURN(UniqueFd fd, open());
   auto shared = std::make_shared<const UniqueFd>(std::move(fd));
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto* fd = fds_.Get(key)) return *fd;  // Lost a race.
-  fds_.Put(key, shared);
-  fds_.Trim({.max_entries = capacity_});
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (auto* fd = s.fds.Get(key)) return *fd;  // Lost a race.
+  s.fds.Put(key, shared);
+  s.fds.Trim({.max_entries = per_shard_});
   return shared;
 }
 
 void FdCache::Forget(uint64_t key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  fds_.Erase(key);
+  Shard& s = ShardOf(key);
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.fds.Erase(key);
 }
 
 size_t FdCache::open_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return fds_.size();
+  size_t n = 0;
+  for (const Shard& s : shards_) {
+    std::lock_guard<std::mutex> lock(s.mu);
+    n += s.fds.size();
+  }
+  return n;
 }
 
 uint64_t NewFdCacheKey() {

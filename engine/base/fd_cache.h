@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "engine/base/lru.h"
 #include "engine/base/status_or.h"
@@ -13,10 +14,12 @@
 namespace stitchfs::engine {
 
 // Thread-safe. An fd handed out stays open while its holder keeps the shared_ptr, even if the
-// cache evicts it meanwhile (so at most `capacity` + reads-in-flight fds are open).
+// cache evicts it meanwhile (so at most `capacity` + reads-in-flight fds are open). Sharded by
+// key, so that reads of different data files rarely wait for one another (each shard keeps the
+// least recently used of its own).
 class FdCache {
  public:
-  explicit FdCache(size_t capacity) : capacity_(capacity < 1 ? 1 : capacity) {}
+  explicit FdCache(size_t capacity);
 
   using Opener = std::function<StatusOr<UniqueFd>()>;
   // The fd cached under `key` (a NewFdCacheKey(): keys are never reused, so an owner that is
@@ -28,9 +31,15 @@ class FdCache {
   size_t open_count() const;
 
  private:
-  const size_t capacity_;
-  mutable std::mutex mu_;
-  Lru<uint64_t, std::shared_ptr<const UniqueFd>> fds_;
+  struct Shard {
+    mutable std::mutex mu;
+    Lru<uint64_t, std::shared_ptr<const UniqueFd>> fds;
+  };
+  static constexpr size_t kMaxShards = 16;
+  Shard& ShardOf(uint64_t key) { return shards_[key % shards_.size()]; }
+
+  std::vector<Shard> shards_;  // At most `capacity` of them, each holding capacity / count.
+  size_t per_shard_;
 };
 
 // A new key for an FdCache entry, never returned before in this process.
