@@ -117,7 +117,7 @@ InodeTable InodeTable::Build(const engine::Manifest& m) {
     }
   }
   // Every folder first, so a name that is both a file and a folder resolves to the folder.
-  for (uint32_t i : m.by_name()) b.Dir(ParentOf(m.entry(i).name));
+  for (uint32_t i : m.by_name()) b.Dir(ParentOf(m.name(i)));
   for (auto [name, node] : symlinks) b.Dir(ParentOf(name));
   const size_t names = m.by_name().size() + symlinks.size();  // No reallocation from here on.
   t.inodes_.reserve(t.inodes_.size() + names + 1);            // (+ the sentinel)

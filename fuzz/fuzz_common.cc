@@ -184,7 +184,7 @@ void ExerciseManifest(const Manifest& m) {
     }
     CheckEntry(i, e);
   }
-  const std::vector<uint32_t>& by_name = m.by_name();
+  const std::span<const uint32_t> by_name = m.by_name();
   for (uint32_t i : by_name) {
     Require(i < n, "by_name() holds entry indexes", std::to_string(i));
     Touch(m.entry(i).name);

@@ -220,7 +220,8 @@ void RoundTrip(std::string_view xml) {
   Require(diff.empty(), "a cache file has the same entries and nodes", diff);
   const std::string header_diff = stitchfs::fuzz::DiffHeaders(m.header(), (*back)->header());
   Require(header_diff.empty(), "a cache file has the same header", header_diff);
-  Require(m.by_name() == (*back)->by_name(), "a cache file has the same by_name()");
+  Require(std::ranges::equal(m.by_name(), (*back)->by_name()),
+          "a cache file has the same by_name()");
   stitchfs::fuzz::ExerciseManifest(**back);
 
   ManifestIdentity other = kIdentity;

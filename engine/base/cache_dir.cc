@@ -1,5 +1,6 @@
 #include "engine/base/cache_dir.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -158,6 +159,23 @@ void TrimCacheFolder(const std::string& dir, std::initializer_list<std::string_v
     std::filesystem::remove(files[i].path, ec);
     total -= files[i].size;
   }
+}
+
+bool StartTrimDue(const std::string& dir) {
+  const std::string stamp = dir + "/.trimmed";
+  struct stat st;
+  if (::lstat(stamp.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      st.st_mtime > static_cast<int64_t>(::time(nullptr)) - kStartTrimEverySec &&
+      st.st_mtime <= static_cast<int64_t>(::time(nullptr)) + 60) {  // Not stamped in the future.
+    return false;
+  }
+  const int fd =
+      ::open(stamp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+  if (fd >= 0) {
+    ::futimens(fd, nullptr);
+    ::close(fd);
+  }
+  return true;
 }
 
 }  // namespace stitchfs::engine

@@ -45,4 +45,12 @@ Status PrivateFolder(const std::string& dir);
 void TrimCacheFolder(const std::string& dir, std::initializer_list<std::string_view> extensions,
                      uint64_t max_bytes);
 
+// True if a cache in `dir` should trim itself as a process starts (what killed processes left
+// goes then, not at the next store): when the stamp file `dir/.trimmed` is missing or was last
+// touched kStartTrimEverySec ago or more; it is then touched (made 0600 if missing). A trim lists
+// and stats every file of the folder, so a process starting often (a mount, `stitch ls`) pays
+// for it at most that often. Two processes may both be told true: trimming twice is harmless.
+bool StartTrimDue(const std::string& dir);
+constexpr int64_t kStartTrimEverySec = 3600;
+
 }  // namespace stitchfs::engine

@@ -49,9 +49,10 @@ StatusOr<SharedBytes> SharedBytes::Read(int fd, size_t size, const std::string& 
   return out;
 }
 
-StatusOr<SharedBytes> SharedBytes::Map(int fd, size_t size, const std::string& name) {
+StatusOr<SharedBytes> SharedBytes::Map(int fd, size_t size, const std::string& name,
+                                       bool populate) {
   if (size == 0) return SharedBytes();
-  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
   if (addr == MAP_FAILED) return Status::IOError("map " + name, errno);
   SharedBytes out;
   out.owner_ = std::make_shared<Mapping>(addr, size);

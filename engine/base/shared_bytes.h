@@ -25,7 +25,9 @@ class SharedBytes {
   // The first `size` bytes of `fd` mapped read-only (pages are read as they are touched, and
   // nothing is copied). Only for files that are replaced, never truncated, while in use (a
   // mapped file cut short faults whoever reads past its new end): files of the per-user cache.
-  static StatusOr<SharedBytes> Map(int fd, size_t size, const std::string& name);
+  // `populate`: every page mapped at once (for bytes about to be read whole).
+  static StatusOr<SharedBytes> Map(int fd, size_t size, const std::string& name,
+                                   bool populate = false);
 
   std::string_view view() const { return view_; }
   // Keeps the bytes alive for whoever holds views into them.

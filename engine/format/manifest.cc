@@ -70,12 +70,13 @@ Status CheckEntry(const FileEntry& e) {
 FileEntry Manifest::entry(size_t i) const {
   const ManifestTables::Record& r = t_.entries[i];
   FileEntry e;
-  e.name = {r.name, r.name_len};
+  e.name = t_.text(r.name, r.name_len);
   e.size = r.size;
   e.base_size = r.base_size;
   e.checksum = r.checksum;
   e.base_checksum = r.base_checksum;
-  e.data_file = r.data_file ? std::string_view(r.data_file, r.data_file_len) : e.name;
+  e.data_file =
+      r.data_file == ManifestTables::kSameName ? e.name : t_.text(r.data_file, r.data_file_len);
   e.encrypted_by_disk = (r.flags & ManifestTables::kEncrypted) != 0;
   if (r.meta_index != ManifestTables::kNoMeta) e.meta = t_.meta[r.meta_index];
   return e;
@@ -83,7 +84,8 @@ FileEntry Manifest::entry(size_t i) const {
 
 Node Manifest::node(size_t i) const {
   const ManifestTables::NodeRecord& r = t_.nodes[i];
-  return Node{r.type, {r.name, r.name_len}, {r.target, r.target_len}, r.meta};
+  return Node{static_cast<NodeType>(r.type), t_.text(r.name, r.name_len),
+              t_.text(r.target, r.target_len), r.meta};
 }
 
 std::optional<size_t> Manifest::FindByName(std::string_view name) const {
@@ -146,35 +148,19 @@ uint64_t Manifest::ContentSignature() const {
 }
 
 size_t Manifest::MemoryUsage() const {
-  return t_.entries.size() * sizeof(ManifestTables::Record) + t_.arena_bytes +
-         (t_.by_name.capacity() + t_.by_content.capacity()) * sizeof(uint32_t) +
-         t_.meta.capacity() * sizeof(PosixMeta) +
-         t_.nodes.capacity() * sizeof(ManifestTables::NodeRecord);
+  return t_.entries.size_bytes() + t_.names.size() + t_.by_name.size_bytes() +
+         t_.by_content.size_bytes() + t_.meta.size_bytes() + t_.nodes.size_bytes();
 }
 
-namespace {
-constexpr size_t kArenaBlock = 1 << 20;
-}
-
-const char* ManifestBuilder::Intern(std::string_view s) {
-  if (s.empty()) return "";  // (memcpy must not get the null data() of an empty view)
-  if (s.size() > block_left_) {
-    size_t n = std::max(kArenaBlock, s.size());
-    t_.arena_blocks.push_back(std::unique_ptr<char[]>(new char[n]));  // Uninitialized.
-    t_.arena_bytes += n;
-    block_ = t_.arena_blocks.back().get();
-    block_left_ = n;
-  }
-  char* out = block_;
-  std::memcpy(out, s.data(), s.size());
-  block_ += s.size();
-  block_left_ -= s.size();
-  return out;
+uint64_t ManifestBuilder::Intern(std::string_view s) {
+  const uint64_t off = names_.size();
+  names_.insert(names_.end(), s.begin(), s.end());
+  return off;
 }
 
 Status ManifestBuilder::Add(const FileEntry& e) {
   constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max();
-  if (t_.entries.size() >= kMax || e.name.size() > kMax || e.data_file.size() > kMax) {
+  if (entries_.size() >= kMax || e.name.size() > kMax || e.data_file.size() > kMax) {
     return Status::BackupDamaged("too many entries or too long a name");
   }
   if (Status s = CheckEntry(e); !s.ok()) {
@@ -187,6 +173,7 @@ Status ManifestBuilder::Add(const FileEntry& e) {
   r.base_checksum = e.base_checksum;
   r.name = Intern(e.name);
   r.name_len = static_cast<uint32_t>(e.name.size());
+  r.data_file = ManifestTables::kSameName;
   if (!e.data_file.empty() && e.data_file != e.name) {
     r.data_file = Intern(e.data_file);
     r.data_file_len = static_cast<uint32_t>(e.data_file.size());
@@ -194,56 +181,94 @@ Status ManifestBuilder::Add(const FileEntry& e) {
   r.flags = e.encrypted_by_disk ? ManifestTables::kEncrypted : 0;
   r.meta_index = ManifestTables::kNoMeta;
   if (e.meta) {
-    r.meta_index = static_cast<uint32_t>(t_.meta.size());
-    t_.meta.push_back(*e.meta);
+    r.meta_index = static_cast<uint32_t>(meta_.size());
+    meta_.push_back(*e.meta);
   }
-  t_.entries.push_back(r);
+  entries_.push_back(r);
   return Status::OK();
 }
 
 void ManifestBuilder::AddNode(const Node& n) {
-  ManifestTables::NodeRecord r{Intern(n.name),
-                               Intern(n.target),
-                               static_cast<uint32_t>(n.name.size()),
-                               static_cast<uint32_t>(n.target.size()),
-                               n.type,
-                               n.meta};
-  t_.nodes.push_back(r);
+  ManifestTables::NodeRecord r{};
+  r.name = Intern(n.name);
+  r.name_len = static_cast<uint32_t>(n.name.size());
+  r.target = Intern(n.target);
+  r.target_len = static_cast<uint32_t>(n.target.size());
+  r.type = static_cast<uint32_t>(n.type);
+  r.meta = n.meta;
+  nodes_.push_back(r);
 }
 
-std::unique_ptr<const Manifest> ManifestBuilder::Finish() {
-  ManifestTables& t = t_;
-  const auto n = static_cast<uint32_t>(t.entries.size());
-  t.by_name.resize(n);
-  for (uint32_t i = 0; i < n; ++i) t.by_name[i] = i;
-  auto by_name = [&t](uint32_t a, uint32_t b) { return t.name(a) < t.name(b); };
-  // ClickHouse and stitchfs write entries sorted by name; only sort what is not.
-  if (!std::is_sorted(t.by_name.begin(), t.by_name.end(), by_name)) {
-    std::stable_sort(t.by_name.begin(), t.by_name.end(), by_name);
-  }
-  auto same_name = [&t](uint32_t a, uint32_t b) { return t.name(a) == t.name(b); };
-  t.by_name.erase(std::unique(t.by_name.begin(), t.by_name.end(), same_name), t.by_name.end());
-  t.by_name.shrink_to_fit();
+namespace {
 
-  t.by_content.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    if (t.entries[i].size > 0) t.by_content.push_back(i);
+// What a built manifest's tables view, kept together.
+struct BuiltTables {
+  std::vector<ManifestTables::Record> entries;
+  std::vector<PosixMeta> meta;
+  std::vector<ManifestTables::NodeRecord> nodes;
+  std::vector<uint32_t> by_name, by_content;
+  std::vector<char> names;
+};
+
+// Sorts the entries by name (ClickHouse and stitchfs write them sorted: only sorts what is
+// not), the first of each name kept.
+std::vector<uint32_t> ByName(const ManifestTables& t) {
+  std::vector<uint32_t> by_name(t.entries.size());
+  for (uint32_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
+  auto less = [&t](uint32_t a, uint32_t b) { return t.name(a) < t.name(b); };
+  if (!std::is_sorted(by_name.begin(), by_name.end(), less)) {
+    std::stable_sort(by_name.begin(), by_name.end(), less);
   }
-  std::sort(t.by_content.begin(), t.by_content.end(), [&t](uint32_t a, uint32_t b) {
-    const auto& x = t.entries[a];
-    const auto& y = t.entries[b];
+  auto same = [&t](uint32_t a, uint32_t b) { return t.name(a) == t.name(b); };
+  by_name.erase(std::unique(by_name.begin(), by_name.end(), same), by_name.end());
+  by_name.shrink_to_fit();
+  return by_name;
+}
+
+// The entries with data by (size, checksum, position); sets kRep on the first of each content.
+std::vector<uint32_t> ByContent(std::vector<ManifestTables::Record>& entries) {
+  std::vector<uint32_t> by_content;
+  by_content.reserve(entries.size());
+  for (uint32_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].size > 0) by_content.push_back(i);
+  }
+  std::sort(by_content.begin(), by_content.end(), [&entries](uint32_t a, uint32_t b) {
+    const auto& x = entries[a];
+    const auto& y = entries[b];
     return std::tie(x.size, x.checksum, a) < std::tie(y.size, y.checksum, b);
   });
-  for (size_t k = 0; k < t.by_content.size(); ++k) {  // The first of each run is the rep.
-    ManifestTables::Record& r = t.entries[t.by_content[k]];
-    const ManifestTables::Record* prev = k ? &t.entries[t.by_content[k - 1]] : nullptr;
+  for (size_t k = 0; k < by_content.size(); ++k) {
+    ManifestTables::Record& r = entries[by_content[k]];
+    const ManifestTables::Record* prev = k ? &entries[by_content[k - 1]] : nullptr;
     if (!prev || prev->size != r.size || prev->checksum != r.checksum) {
       r.flags |= ManifestTables::kRep;
     }
   }
-  block_ = nullptr;
-  block_left_ = 0;
-  return std::make_unique<const Manifest>(std::exchange(t_, ManifestTables()));
+  return by_content;
+}
+
+}  // namespace
+
+std::unique_ptr<const Manifest> ManifestBuilder::Finish() {
+  auto b = std::make_shared<BuiltTables>();
+  b->entries = std::exchange(entries_, {});
+  b->meta = std::exchange(meta_, {});
+  b->nodes = std::exchange(nodes_, {});
+  b->names = std::exchange(names_, {});
+  if (b->names.capacity() > b->names.size() + b->names.size() / 4) b->names.shrink_to_fit();
+  ManifestTables t;
+  t.header = std::exchange(header_, {});
+  t.missing = std::exchange(missing_, {});
+  t.entries = b->entries;
+  t.names = std::string_view(b->names.data(), b->names.size());
+  b->by_name = ByName(t);
+  b->by_content = ByContent(b->entries);
+  t.meta = b->meta;
+  t.nodes = b->nodes;
+  t.by_name = b->by_name;
+  t.by_content = b->by_content;
+  t.owner = std::move(b);
+  return std::make_unique<const Manifest>(std::move(t));
 }
 
 }  // namespace stitchfs::engine

@@ -1,10 +1,12 @@
 // Manifest: the parsed `.backup` of one backup (header + file entries), stored flat: names in
-// an arena, one fixed-size record per entry, sorted index arrays. Immutable once built.
+// one area, one fixed-size record per entry, sorted index arrays (ManifestTables); mapped from
+// the manifest cache when it holds the manifest. Immutable once built.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,46 +86,55 @@ struct FileEntry {
 };
 
 // The flat form of a manifest as plain data: one fixed-size record per entry and per folder or
-// symlink, their names in arena blocks the tables own, and the sorted indexes. ManifestBuilder
-// fills it; a codec (the manifest cache's ManifestFile) writes it and reads it back; a Manifest
-// is made from it and only reads it. Move-only (moving keeps the names where they are).
+// symlink, every name in one names area the records give offsets into, and the sorted indexes.
+// Records are laid out as the manifest cache's files hold them (ManifestFile), so a cached
+// manifest is used where it is mapped, not copied. The tables view memory `owner` keeps alive:
+// the builder's vectors (ManifestBuilder fills them), or a cache file's mapping. A Manifest is
+// made from the tables and only reads them. Copying shares what they view.
 struct ManifestTables {
   struct Record {
     uint64_t size;
     uint64_t base_size;
     Checksum checksum;
     Checksum base_checksum;
-    const char* name;
-    const char* data_file;  // nullptr: same as name.
+    uint64_t name;       // Offset into names.
+    uint64_t data_file;  // Offset into names; kSameName: the data file is the name.
     uint32_t name_len;
     uint32_t data_file_len;
     uint32_t flags;
-    uint32_t meta_index;  // Into meta, or kNoMeta. Fits the record's padding.
+    uint32_t meta_index;  // Into meta, or kNoMeta.
   };
   struct NodeRecord {
-    const char* name;
-    const char* target;
+    uint64_t name;  // Offsets into names.
+    uint64_t target;
     uint32_t name_len;
     uint32_t target_len;
-    NodeType type;
+    uint32_t type;  // NodeType.
+    uint32_t pad;
     PosixMeta meta;
   };
   static constexpr uint32_t kEncrypted = 1;
   static constexpr uint32_t kRep = 2;  // First entry (in manifest order) of its content.
   static constexpr uint32_t kNoMeta = UINT32_MAX;
+  static constexpr uint64_t kSameName = UINT64_MAX;
 
+  // The `len` bytes at `off` of the names area. REQUIRES: they are inside it (every reader of
+  // the tables checks each record's offsets once, as it loads them).
+  std::string_view text(uint64_t off, uint32_t len) const {
+    return len == 0 ? std::string_view() : std::string_view(names.data() + off, len);
+  }
   // The name of entry `i` (REQUIRES: i < entries.size()).
-  std::string_view name(uint32_t i) const { return {entries[i].name, entries[i].name_len}; }
+  std::string_view name(uint32_t i) const { return text(entries[i].name, entries[i].name_len); }
 
   ManifestHeader header;
-  std::vector<Record> entries;
-  std::vector<std::unique_ptr<char[]>> arena_blocks;  // Hold every name the records point to.
-  size_t arena_bytes = 0;
-  std::vector<uint32_t> by_name;     // Entries by name, duplicates of a name left out.
-  std::vector<uint32_t> by_content;  // Entries with size > 0, by (size, checksum, position).
-  std::vector<PosixMeta> meta;
-  std::vector<NodeRecord> nodes;
+  std::span<const Record> entries;
+  std::span<const PosixMeta> meta;
+  std::span<const NodeRecord> nodes;
+  std::span<const uint32_t> by_name;     // Entries by name, duplicates of a name left out.
+  std::span<const uint32_t> by_content;  // Entries with size > 0, by (size, checksum, position).
+  std::string_view names;
   std::vector<MissingFile> missing;
+  std::shared_ptr<const void> owner;  // Keeps what the views above point into alive.
 };
 
 // The parsed manifest. Thread-safe (immutable).
@@ -153,7 +164,7 @@ class Manifest {
   size_t ContentRep(size_t i) const;
   // Entry indexes sorted by name (byte order), duplicates of a name removed (first kept; a
   // manifest read or loaded from the cache has none: CheckNames, name_check.h).
-  const std::vector<uint32_t>& by_name() const { return t_.by_name; }
+  std::span<const uint32_t> by_name() const { return t_.by_name; }
 
   // Directories and symlinks recorded by stitchfs's writer, in manifest order.
   size_t num_nodes() const { return t_.nodes.size(); }
@@ -166,8 +177,8 @@ class Manifest {
   // What an incomplete backup lacks (header().incomplete of them).
   const std::vector<MissingFile>& missing() const { return t_.missing; }
 
-  // Bytes of heap in use by the entry table, the names and the indexes (for measurements and
-  // memory bounds; address space reserved but never touched is not counted).
+  // Bytes the entry table, the names and the indexes take, in the heap or mapped from the
+  // manifest cache (for measurements and memory bounds).
   size_t MemoryUsage() const;
   // The flat form (for codecs: ManifestFile writes it).
   const ManifestTables& tables() const { return t_; }
@@ -180,26 +191,30 @@ class Manifest {
 // Not thread-safe.
 class ManifestBuilder {
  public:
-  void set_header(ManifestHeader h) { t_.header = std::move(h); }
-  ManifestHeader& header() { return t_.header; }
+  void set_header(ManifestHeader h) { header_ = std::move(h); }
+  ManifestHeader& header() { return header_; }
   // Hint for how many entries will come (reserves address space only).
-  void Reserve(size_t n) { t_.entries.reserve(n); }
+  void Reserve(size_t n) { entries_.reserve(n); }
   // Appends one entry; `data_file` equal to `name` is stored as "same as name".
   // kBackupDamaged if there are more than 2^32 - 1 entries or a name is over 4 GiB.
   Status Add(const FileEntry& e);
   void AddNode(const Node& n);
-  void AddMissing(MissingFile f) { t_.missing.push_back(std::move(f)); }
-  size_t num_missing() const { return t_.missing.size(); }
-  size_t num_entries() const { return t_.entries.size(); }
+  void AddMissing(MissingFile f) { missing_.push_back(std::move(f)); }
+  size_t num_missing() const { return missing_.size(); }
+  size_t num_entries() const { return entries_.size(); }
   // Sorts the indexes and hands the manifest over. The builder is empty afterwards.
   std::unique_ptr<const Manifest> Finish();
 
  private:
-  const char* Intern(std::string_view s);
+  // Appends `s` to the names area; its offset.
+  uint64_t Intern(std::string_view s);
 
-  ManifestTables t_;
-  char* block_ = nullptr;
-  size_t block_left_ = 0;
+  ManifestHeader header_;
+  std::vector<ManifestTables::Record> entries_;
+  std::vector<PosixMeta> meta_;
+  std::vector<ManifestTables::NodeRecord> nodes_;
+  std::vector<char> names_;
+  std::vector<MissingFile> missing_;
 };
 
 }  // namespace stitchfs::engine

@@ -29,7 +29,7 @@ const ManifestCache* ManifestCache::Default() {
     const char* mb = std::getenv("STITCH_CACHE_MB");
     const uint64_t max_mb = mb == nullptr || *mb == '\0' ? 4096 : std::strtoull(mb, nullptr, 10);
     auto* c = new ManifestCache(dir, max_mb << 20);
-    c->Trim();  // What processes killed midway left goes now, not at the next store.
+    if (StartTrimDue(c->dir())) c->Trim();  // What killed processes left goes now.
     return c;
   }();
   return cache;

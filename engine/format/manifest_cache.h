@@ -27,7 +27,7 @@ class ManifestCache {
   // The per-user cache, for the front ends to pass in options (the engine never looks for it):
   // $STITCH_CACHE_DIR, else $XDG_CACHE_HOME/stitchfs, else $HOME/.cache/stitchfs; nullptr when
   // STITCH_CACHE_DIR is "off" or no folder is known. $STITCH_CACHE_MB bounds it (default 4096).
-  // Trimmed (Trim) when first asked for.
+  // Trimmed (Trim) when first asked for, at most once an hour (StartTrimDue).
   static const ManifestCache* Default();
 
   // Manifests smaller than this are parsed each time (parsing them is as fast as loading).

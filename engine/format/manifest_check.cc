@@ -1,6 +1,7 @@
 // ManifestFile::Consistent: a manifest loaded from the binary cache is held to everything the
 // XML reader checks, so that a cache file damaged behind a valid checksum (or written by a bug,
 // or by someone else who can write the cache folder) is refused, never trusted.
+#include <span>
 #include <tuple>
 
 #include "engine/base/path_check.h"
@@ -11,7 +12,7 @@
 namespace stitchfs::engine {
 namespace {
 
-bool InRange(const std::vector<uint32_t>& index, size_t n) {
+bool InRange(std::span<const uint32_t> index, size_t n) {
   for (uint32_t i : index) {
     if (i >= n) return false;
   }
@@ -19,29 +20,30 @@ bool InRange(const std::vector<uint32_t>& index, size_t n) {
 }
 
 // The indexes are complete and in the order lookups rely on (a binary search of a shuffled or
-// partial index would silently miss entries); sets the content-representative flags again from
-// the index, not trusting them.
-bool IndexesFit(ManifestTables& t) {
+// partial index would silently miss entries), and the content-representative flags those the
+// index gives (the first of each content), not trusted.
+bool IndexesFit(const ManifestTables& t) {
   using R = ManifestTables;
   const size_t n = t.entries.size();
   if (!InRange(t.by_name, n) || !InRange(t.by_content, n)) return false;
   size_t with_data = 0;
-  for (R::Record& r : t.entries) {
+  for (const R::Record& r : t.entries) {
     if ((r.flags & ~(R::kEncrypted | R::kRep)) != 0) return false;
-    r.flags &= ~R::kRep;  // Set again below, from the index.
+    if (r.size == 0 && (r.flags & R::kRep) != 0) return false;
     with_data += r.size > 0;
   }
   // by_content: every entry with data once, by (size, checksum, position).
   if (t.by_content.size() != with_data) return false;
   for (size_t k = 0; k < t.by_content.size(); ++k) {
-    R::Record& r = t.entries[t.by_content[k]];
+    const R::Record& r = t.entries[t.by_content[k]];
     if (r.size == 0) return false;
     const R::Record* prev = k ? &t.entries[t.by_content[k - 1]] : nullptr;
     if (prev && std::tie(prev->size, prev->checksum, t.by_content[k - 1]) >=
                     std::tie(r.size, r.checksum, t.by_content[k])) {
       return false;
     }
-    if (!prev || prev->size != r.size || prev->checksum != r.checksum) r.flags |= R::kRep;
+    const bool rep = !prev || prev->size != r.size || prev->checksum != r.checksum;
+    if (rep != ((r.flags & R::kRep) != 0)) return false;
   }
   // by_name: strictly sorted.
   for (size_t k = 1; k < t.by_name.size(); ++k) {
@@ -58,8 +60,9 @@ bool EntriesFit(const Manifest& m) {
   for (uint32_t i : m.by_name()) listed[i] = true;
   for (size_t i = 0; i < n; ++i) {
     const FileEntry e = m.entry(i);
-    if (!CheckRelativePath(e.name).ok() || !CheckRelativePath(e.data_file).ok() ||
-        !CheckEntry(e).ok()) {
+    const bool own_data_name = m.tables().entries[i].data_file != ManifestTables::kSameName;
+    if (!CheckRelativePath(e.name).ok() ||
+        (own_data_name && !CheckRelativePath(e.data_file).ok()) || !CheckEntry(e).ok()) {
       return false;
     }
     if (listed[i]) continue;

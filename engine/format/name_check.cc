@@ -84,7 +84,7 @@ class Walk {
 Status CheckNames(const Manifest& m) {
   if (m.by_name().size() != m.num_entries()) return DuplicateEntry(m);
   const std::vector<Named> nodes = SortedNodes(m);
-  const std::vector<uint32_t>& entries = m.by_name();
+  const std::span<const uint32_t> entries = m.by_name();
   Walk walk;
   size_t e = 0, k = 0;
   while (e < entries.size() || k < nodes.size()) {

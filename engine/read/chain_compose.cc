@@ -82,8 +82,8 @@ constexpr uint32_t kNoEntry = UINT32_MAX;
 std::vector<uint32_t> SameNames(const Manifest& m, const Manifest& bm) {
   std::vector<uint32_t> out(m.num_entries(), kNoEntry);
   std::vector<bool> first(m.num_entries(), false);  // The first entry of its name.
-  const std::vector<uint32_t>& a = m.by_name();
-  const std::vector<uint32_t>& b = bm.by_name();
+  const std::span<const uint32_t> a = m.by_name();
+  const std::span<const uint32_t> b = bm.by_name();
   size_t j = 0;
   for (uint32_t i : a) {
     first[i] = true;

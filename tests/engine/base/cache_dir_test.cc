@@ -2,6 +2,7 @@
 // what each cache writes is 0600 in 0700 folders.
 #include "engine/base/cache_dir.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,6 +46,32 @@ TEST(CacheDirTest, MakesMissingFoldersPrivateAndTightensOpenOnes) {
   EXPECT_EQ(ModeOf(t.path()), 0755u);
   testutil::WriteFile(t / "file", "x");
   EXPECT_FALSE(PrivateFolder(t / "file").ok());
+}
+
+// The trim at a process's start runs at most once per kStartTrimEverySec, said by a stamp
+// file; a missing, old or future stamp asks for it.
+TEST(CacheDirTest, StartTrimIsDueOncePerPeriod) {
+  testutil::TempDir t;
+  const std::string stamp = t / ".trimmed";
+  EXPECT_TRUE(StartTrimDue(t.path()));  // No stamp yet: due, and stamped.
+  EXPECT_EQ(ModeOf(stamp), 0600u);
+  EXPECT_FALSE(StartTrimDue(t.path()));
+  EXPECT_FALSE(StartTrimDue(t.path()));
+  auto set_age = [&](int64_t seconds) {
+    struct timespec ts[2] = {{::time(nullptr) - seconds, 0}, {::time(nullptr) - seconds, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, stamp.c_str(), ts, 0), 0);
+  };
+  set_age(kStartTrimEverySec - 100);
+  EXPECT_FALSE(StartTrimDue(t.path()));
+  set_age(kStartTrimEverySec + 1);
+  EXPECT_TRUE(StartTrimDue(t.path()));  // Old: due, and stamped anew.
+  EXPECT_FALSE(StartTrimDue(t.path()));
+  set_age(-24 * 3600);  // A clock set back must not stop trims for a day.
+  EXPECT_TRUE(StartTrimDue(t.path()));
+  ASSERT_EQ(::unlink(stamp.c_str()), 0);
+  ASSERT_EQ(::mkdir(stamp.c_str(), 0700), 0);  // Not a file: due every time, nothing breaks.
+  EXPECT_TRUE(StartTrimDue(t.path()));
+  EXPECT_TRUE(StartTrimDue(t.path()));
 }
 
 TEST(CacheDirTest, AnotherUsersFolderIsRefusedSayingWhy) {

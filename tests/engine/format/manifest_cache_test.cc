@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -97,7 +98,7 @@ void ExpectSame(const Manifest& a, const Manifest& b) {
     EXPECT_EQ(a.node(i).type, b.node(i).type);
     EXPECT_EQ(a.node(i).meta, b.node(i).meta);
   }
-  EXPECT_EQ(a.by_name(), b.by_name());
+  EXPECT_TRUE(std::ranges::equal(a.by_name(), b.by_name()));
   EXPECT_EQ(a.header().incomplete, b.header().incomplete);
   EXPECT_EQ(a.missing(), b.missing());
 }
@@ -150,6 +151,14 @@ TEST(ManifestFileTest, EveryFlippedByteOrTruncationIsRefused) {
   EXPECT_FALSE(ReadFromFile(path).ok());
 }
 
+// The file's XXH3-128 made right again after a change, as a forger would.
+void FixChecksum(std::string* bytes) {
+  constexpr size_t kHeader = IndexLayout::kHeaderBytes, kHashAt = IndexLayout::kHashOffset;
+  const XXH128_hash_t h = XXH3_128bits(bytes->data() + kHeader, bytes->size() - kHeader);
+  std::memcpy(bytes->data() + kHashAt, &h.low64, 8);
+  std::memcpy(bytes->data() + kHashAt + 8, &h.high64, 8);
+}
+
 // Rewrites the name "logs/app.log" in a cached file as `replacement` (same length) and fixes
 // the checksum, as someone able to write the cache folder could.
 void ForgeName(const std::string& path, const std::string& replacement) {
@@ -157,11 +166,59 @@ void ForgeName(const std::string& path, const std::string& replacement) {
   const size_t at = bytes.rfind("logs/app.log");
   ASSERT_NE(at, std::string::npos);
   bytes.replace(at, 12, replacement);
-  constexpr size_t kHeader = IndexLayout::kHeaderBytes, kHashAt = IndexLayout::kHashOffset;
-  const XXH128_hash_t h = XXH3_128bits(bytes.data() + kHeader, bytes.size() - kHeader);
-  std::memcpy(bytes.data() + kHashAt, &h.low64, 8);
-  std::memcpy(bytes.data() + kHashAt + 8, &h.high64, 8);
+  FixChecksum(&bytes);
   testutil::WriteFile(path, bytes);
+}
+
+// Where section `tag` of an index file starts (the table follows the header: per section a
+// u32 tag, u32 flags, u64 offset, u64 length); npos if it has none.
+size_t SectionOffset(const std::string& bytes, const char (&tag)[5]) {
+  for (size_t at = IndexLayout::kHeaderBytes; at + IndexLayout::kEntryBytes <= bytes.size();
+       at += IndexLayout::kEntryBytes) {
+    if (bytes.compare(at, 4, tag, 4) == 0) {
+      uint64_t offset;
+      std::memcpy(&offset, bytes.data() + at + 8, 8);
+      return offset;
+    }
+  }
+  return std::string::npos;
+}
+
+// The flags saying which entry serves each content are checked against the index, not trusted:
+// a lie about them behind a valid checksum (which would send readers of a deduplicated file to
+// an entry that does not hold its bytes) is refused.
+TEST(ManifestFileTest, AForgedRepresentativeFlagIsRefused) {
+  TempDir dir;
+  const std::string path = WriteToFile(dir, *Sample());
+  const std::string good = testutil::ReadFile(path);
+  const size_t records = SectionOffset(good, "ENTR");
+  ASSERT_NE(records, std::string::npos);
+  constexpr size_t kRecord = sizeof(ManifestTables::Record);
+  constexpr size_t kFlags = offsetof(ManifestTables::Record, flags);
+  // Entry 0 (data/a.bin) serves its content, entry 1 (data/b.bin, the same content) does not,
+  // entry 3 (empty) has none.
+  for (const size_t entry : {0, 1, 3}) {
+    std::string bad = good;
+    bad[records + entry * kRecord + kFlags] ^= static_cast<char>(ManifestTables::kRep);
+    FixChecksum(&bad);
+    testutil::WriteFile(path, bad);
+    EXPECT_EQ(ReadFromFile(path).status().code(), ErrorCode::kBackupDamaged) << entry;
+  }
+  testutil::WriteFile(path, good);
+  EXPECT_TRUE(ReadFromFile(path).ok());
+}
+
+// A cached manifest is used where it is mapped: it stays whole while the cache replaces or
+// removes its file (as the cache does: never cutting one short).
+TEST(ManifestFileTest, AMappedManifestOutlivesItsFileBeingReplaced) {
+  TempDir dir;
+  const std::string kept = dir / "kept";
+  ASSERT_EQ(::rename(WriteToFile(dir, *Sample(50)).c_str(), kept.c_str()), 0);
+  auto loaded = ReadFromFile(kept);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_EQ(::rename(WriteToFile(dir, *Sample(3)).c_str(), kept.c_str()), 0);  // Replaced,
+  ASSERT_EQ(::unlink(kept.c_str()), 0);                                        // then removed.
+  ExpectSame(*Sample(50), **loaded);
 }
 
 TEST(ManifestFileTest, AHostileNameWithAValidChecksumIsStillRefused) {
