@@ -46,6 +46,9 @@ int CmdPrune(int argc, char** argv) {
   p.dry_run = args->Has("--dry-run");
   Progress bar("prune: flatten", 0, 0);  // The long part: kept backups whose base goes.
   engine::Context ctx = ContextFrom(*args);
+  ctx.warn = [](const std::string& w) {
+    std::fprintf(stderr, "stitch: warning: %s\n", engine::EscapeForMessage(w).c_str());
+  };
   ctx.progress = [&](const std::string&, uint64_t done, uint64_t total) {
     bar.SetTotals(0, total);
     bar.Update(0, done);

@@ -4,6 +4,7 @@
 // never makes a storage of its own: every call that reaches backups gets it from a Context.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,9 @@ struct Context {
   // Where long work inside an engine call (prune's flattening) shows how far it has come;
   // nowhere if empty.
   ProgressSink progress;
+  // Where a call reports what it left undone and why, without failing (prune's leftovers
+  // held by a live writer); nowhere if empty.
+  std::function<void(const std::string& warning)> warn;
 };
 
 // kInvalidArgument naming `what` if `ctx` has no storage; else OK.

@@ -90,7 +90,9 @@ class StoreMoves {
   // named in `backups` (complete backups: no writer is at work there).
   virtual StatusOr<std::vector<StoreWriter>> Writers(const std::set<std::string>& backups) = 0;
   // Removes what an interrupted prune left in the store (work folders, backups set aside).
-  virtual void RemoveLeftovers() = 0;
+  // Returns what it left in place, and why (in object storage: a backup set aside whose
+  // `.lock` a live process holds, a writer that took it over or one of another machine).
+  virtual std::vector<std::string> RemoveLeftovers() = 0;
   // The bytes removing all the backups at `paths` frees, attributed to each (in order; the sum
   // is the total): locally what `du` counts (DiskUsage: blocks of files and folders, a file
   // linked from outside `paths` freeing nothing), in object storage the objects' lengths.

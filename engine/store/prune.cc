@@ -226,7 +226,9 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   RETURN_IF_ERROR(KeepArchiveChains(all, o, &kept));
   ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept, o, *moves));
   if (p.dry_run) return plan;
-  moves->RemoveLeftovers();
+  for (const std::string& w : moves->RemoveLeftovers()) {
+    if (ctx.warn) ctx.warn(w);
+  }
   std::vector<std::string> doomed;
   std::set<std::string> doomed_uuids;
   uint64_t to_flatten = 0, flattened = 0;

@@ -1,5 +1,6 @@
 # Helpers shared by the fault-injection scripts (sourced): checking that the LD_PRELOAD library
-# loads, running a command under it, comparing trees, and the small source trees they back up.
+# loads, running a command under it, comparing trees, the small source trees they back up, and
+# for the S3 ones a radosgw with s3_fault_proxy in front of it and requests held there.
 
 # need_shim SHIM: exits 77 (skipped) unless the library loads and writes its count file.
 need_shim() {
@@ -89,3 +90,135 @@ show_cmd() {
   for v in "$@"; do out+="$(printf '%q' "$v") "; done
   echo "${out% }"
 }
+
+# --- S3: a throwaway radosgw behind s3_fault_proxy --------------------------------------------
+# s3_start RADOSGW_SH PROXY DIR: starts radosgw (its state in DIR/rgw) and s3_fault_proxy in front
+# of it, whose rules are DIR/rules (see `faults`). Sets RGW_URL (radosgw itself), rules and
+# proxy_pid; points AWS_ENDPOINT_URL at the proxy and HOME at DIR/home. False, saying which,
+# if one does not start. The caller's cleanup calls s3_stop.
+s3_start() {
+  local rgw_sh=$1 proxy=$2 dir=$3 port=
+  mkdir -p "$dir/rgw" "$dir/home"
+  bash "$rgw_sh" start "$dir/rgw" >/dev/null || { echo "FAIL: radosgw did not start"; return 1; }
+  # shellcheck disable=SC1091  # (Written by radosgw.sh: AWS_ENDPOINT_URL, the keys, the port.)
+  source "$dir/rgw/env"
+  RGW_URL=$AWS_ENDPOINT_URL
+  rules=$dir/rules
+  : >"$rules"
+  "$proxy" -v 0 "127.0.0.1:$STITCH_RGW_PORT" "$rules" >"$dir/proxy.port" 2>"$dir/proxy.log" &
+  proxy_pid=$!
+  for _ in $(seq 100); do [ -s "$dir/proxy.port" ] && break; sleep 0.05; done
+  port=$(cat "$dir/proxy.port" 2>/dev/null)
+  [ -n "$port" ] || { echo "FAIL: s3_fault_proxy did not start"; return 1; }
+  export AWS_ENDPOINT_URL=http://127.0.0.1:$port HOME=$dir/home
+}
+# s3_stop RADOSGW_SH DIR: stops what s3_start started (if it did).
+s3_stop() {
+  [ -z "${proxy_pid:-}" ] || kill "$proxy_pid" 2>/dev/null
+  bash "$1" stop "$2/rgw" >/dev/null 2>&1
+}
+# s3_setup RADOSGW_SH PROXY: s3_start in a new folder $work, which goes at exit with all that
+# runs there (a held command too); exits 77 (skipped) without radosgw, 1 if it does not start.
+s3_setup() {
+  command -v radosgw >/dev/null || { echo "SKIP: no radosgw"; exit 77; }
+  s3_rgw_sh=$1
+  work=$(mktemp -d)
+  trap s3_cleanup EXIT
+  s3_start "$1" "$2" "$work" || exit 1
+}
+s3_cleanup() {
+  [ -z "$held_pid" ] || kill -9 "$(cat "$work/held.pid")" 2>/dev/null
+  s3_stop "$s3_rgw_sh" "$work"
+  rm -rf "$work"
+}
+
+# faults RULE...: the proxy's rules from now on (none: no faults). Each call re-arms them all
+# (the proxy re-arms on any change; the generation line makes every call one).
+rules_generation=0
+faults() {
+  rules_generation=$((rules_generation + 1))
+  printf '%s\n' "# $rules_generation" "$@" >"$rules.new"
+  mv "$rules.new" "$rules"
+}
+# s3api METHOD PATH: a signed request straight to radosgw (never through the proxy), ending
+# within ${T:-60} seconds.
+s3api() {
+  curl -sf --max-time "${T:-60}" --aws-sigv4 "aws:amz:us-east-1:s3" \
+    --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
+    -X "$1" "$RGW_URL/$2"
+}
+# keys PREFIX: the objects under stitch/PREFIX.
+keys() {
+  s3api GET "stitch?list-type=2&prefix=${1//\//%2F}" | grep -o '<Key>[^<]*</Key>' |
+    sed 's/<[^>]*>//g'
+}
+
+# --- A request held at the proxy while the test acts (its `hold` action) ----------------------
+# start_held CMD...: CMD in the background until the proxy holds its request; false (CMD
+# killed) if CMD ended first or nothing was held within $T seconds. CMD runs in a subshell
+# (held_pid), whose exit status is CMD's and whose report of CMD's death goes nowhere; its
+# output is in $work/held.out.
+held_pid=
+start_held() {
+  rm -f "$rules.held" "$rules.go" "$work/held.pid"
+  ( "$@" >"$work/held.out" 2>&1 & echo $! >"$work/held.pid"; wait $! ) 2>/dev/null &
+  held_pid=$!
+  for _ in $(seq $((T * 20))); do
+    [ -e "$rules.held" ] && return 0
+    kill -0 "$held_pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  [ -e "$rules.held" ] && return 0
+  await "$held_pid"
+  sed 's/^/  /' "$work/held.out"
+  false
+}
+# kill_held: kills CMD of start_held (SIGKILL) and waits for it.
+kill_held() {
+  kill -9 "$(cat "$work/held.pid")"
+  await "$held_pid"
+}
+# release_held ANSWER: the held request answered ANSWER (503, 500 or 429; a client that retries
+# sends it again, past a `hold 1` rule spent); sets held_rc to CMD's exit status once it ends.
+release_held() {
+  echo "$1" >"$rules.go.new" && mv "$rules.go.new" "$rules.go"
+  await "$held_pid"
+  held_rc=$?
+  held_pid=
+}
+# await PID: PID's exit status, or 124 (PID killed) if it runs $T seconds more.
+await() {
+  for _ in $(seq $((T * 20))); do
+    kill -0 "$1" 2>/dev/null || { wait "$1"; return; }
+    sleep 0.05
+  done
+  kill -9 "$1" 2>/dev/null
+  wait "$1" 2>/dev/null
+  return 124
+}
+
+# --- What stitch leaves in S3 (STITCH, T and work set by the caller) ---------------------------
+# st ARG...: stitch, which must end within $T seconds (124 if it does not).
+st() { timeout -k 1 "$T" "$STITCH" "$@"; }
+# exact DEST TREE: DEST verifies, restores to exactly TREE, and `stitch cat DEST f` is TREE/f.
+exact() {
+  rm -rf "$work/restored"
+  st verify "$1" >/dev/null 2>&1 && st restore "$1" "$work/restored" >/dev/null 2>&1 &&
+    diff -r --no-dereference "$work/restored" "$2" >/dev/null &&
+    st cat "$1" f 2>/dev/null | cmp -s - "$2/f"
+}
+# listed STORE NAME...: `stitch log STORE` succeeds and lists exactly NAME..., each a good backup.
+listed() {
+  local out
+  out=$(st log "$1" 2>&1) || { echo "  $out"; return 1; }
+  local store=$1
+  shift
+  local names
+  names=$(awk 'NR > 1 { print $1 }' <<<"$out" | sort | paste -sd' ')
+  [ "$names" = "$(printf '%s\n' "$@" | sort | paste -sd' ')" ] ||
+    { echo "  stitch log $store: $out"; return 1; }
+}
+# not_a_backup DEST: stitch ls DEST says BACKUP_NOT_FOUND (exit 10).
+not_a_backup() { st ls "$1" >/dev/null 2>&1; [ $? = 10 ]; }
+# gone PREFIX: no object is left under stitch/PREFIX/.
+gone() { [ -z "$(keys "$1/")" ] || { echo "  left: $(keys "$1/" | paste -sd' ')"; false; }; }

@@ -16,96 +16,22 @@
 # Exits 77 (skipped) where radosgw cannot be used.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/fault_lib.sh"
 STITCH=$1
 PROXY=$2
 RGW=$3
 export STITCH_NO_PROGRESS=1 STITCH_CACHE_DIR=off
-command -v radosgw >/dev/null || { echo "SKIP: no radosgw"; exit 77; }
 T=20
-work=$(mktemp -d)
-proxy_pid=
-held_pid=
-cleanup() {
-  [ -z "$held_pid" ] || kill -9 "$(cat "$work/held.pid")" 2>/dev/null
-  [ -z "$proxy_pid" ] || kill "$proxy_pid" 2>/dev/null
-  bash "$RGW" stop "$work/rgw" >/dev/null 2>&1
-  rm -rf "$work"
-}
-trap cleanup EXIT
 started=$SECONDS
-mkdir "$work/rgw"
-bash "$RGW" start "$work/rgw" >/dev/null || { echo "FAIL: radosgw did not start"; exit 1; }
-source "$work/rgw/env"
-RGW_URL=$AWS_ENDPOINT_URL
-rules=$work/rules
-: >"$rules"
-"$PROXY" -v 0 "127.0.0.1:$STITCH_RGW_PORT" "$rules" >"$work/proxy.port" 2>"$work/proxy.log" &
-proxy_pid=$!
-for _ in $(seq 100); do [ -s "$work/proxy.port" ] && break; sleep 0.05; done
-[ -s "$work/proxy.port" ] || { echo "FAIL: s3_fault_proxy did not start"; exit 1; }
-proxy_port=$(cat "$work/proxy.port")
-export AWS_ENDPOINT_URL=http://127.0.0.1:$proxy_port HOME=$work/home
-mkdir -p "$HOME"
+s3_setup "$RGW" "$PROXY"
 
-# faults RULE...: the proxy's rules from now on (none: no faults), every one re-armed.
-generation=0
-faults() {
-  generation=$((generation + 1))
-  printf '%s\n' "# $generation" "$@" >"$rules.new"
-  mv "$rules.new" "$rules"
-}
-# s3api METHOD PATH: a signed request straight to radosgw (never through the proxy).
-s3api() {
-  curl -sf --max-time "$T" --aws-sigv4 "aws:amz:us-east-1:s3" \
-    --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
-    -X "$1" "$RGW_URL/$2"
-}
-# keys PREFIX: the objects under stitch/PREFIX.
-keys() {
-  s3api GET "stitch?list-type=2&prefix=${1//\//%2F}" | grep -o '<Key>[^<]*</Key>' |
-    sed 's/<[^>]*>//g'
-}
-# st ARG...: stitch, which must end within $T seconds (124 if it does not).
-st() { timeout -k 1 "$T" "$STITCH" "$@"; }
 # backup ARG... / prune ARG...: stitch backup / prune, quiet unless they fail.
 backup() { st backup "$@" >/dev/null 2>"$work/err" || { sed 's/^/  /' "$work/err"; false; }; }
 prune() { st prune "$@" >/dev/null 2>"$work/err" || { sed 's/^/  /' "$work/err"; false; }; }
 
-# --- A request held while the test acts ----------------------------------------------------
-# start_held CMD...: CMD in the background until the proxy holds its request; false (CMD
-# killed) if CMD ended first or nothing was held within $T seconds. CMD runs in a subshell
-# (held_pid), whose exit status is CMD's and whose report of CMD's death goes nowhere.
-start_held() {
-  rm -f "$rules.held" "$rules.go" "$work/held.pid"
-  ( "$@" >"$work/held.out" 2>&1 & echo $! >"$work/held.pid"; wait $! ) 2>/dev/null &
-  held_pid=$!
-  for _ in $(seq $((T * 20))); do
-    [ -e "$rules.held" ] && return 0
-    kill -0 "$held_pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  [ -e "$rules.held" ] && return 0
-  await "$held_pid"
-  sed 's/^/  /' "$work/held.out"
-  false
-}
+# --- A request held while the test acts (start_held, fault_lib.sh) --------------------------
 # held ARG...: `stitch ARG...` (one try per request: a failed one fails) until its request is held.
 held() { start_held env STITCH_S3_MAX_ATTEMPTS=1 "$STITCH" "$@"; }
-# kill_held: kills CMD of start_held (SIGKILL) and waits for it.
-kill_held() {
-  kill -9 "$(cat "$work/held.pid")"
-  await "$held_pid"
-}
-# await PID: PID's exit status, or 124 (PID killed) if it runs $T seconds more.
-await() {
-  for _ in $(seq $((T * 20))); do
-    kill -0 "$1" 2>/dev/null || { wait "$1"; return; }
-    sleep 0.05
-  done
-  kill -9 "$1" 2>/dev/null
-  wait "$1" 2>/dev/null
-  return 124
-}
 # batch: the keys of the held DeleteObjects, one a line.
 batch() {
   grep -o '<Key>[^<]*</Key>' "$rules.held" |
@@ -128,10 +54,13 @@ cut() {
   [ "$2" = kill ] && kill -9 "$(cat "$work/held.pid")"
   local k
   subset "$1" | while read -r k; do s3api DELETE "stitch/$k" >/dev/null; done
-  [ "$2" = fail ] && { echo 500 >"$rules.go.new" && mv "$rules.go.new" "$rules.go"; }
-  await "$held_pid"
-  held_rc=$?
-  held_pid=
+  if [ "$2" = fail ]; then
+    release_held 500
+  else
+    await "$held_pid"
+    held_rc=$?
+    held_pid=
+  fi
   faults
 }
 
@@ -139,26 +68,6 @@ cut() {
 ended() { if [ "$1" = kill ]; then [ "$held_rc" = 137 ]; else [ "$held_rc" = 1 ]; fi; }
 
 # --- What is checked after each cut --------------------------------------------------------
-# exact DEST TREE: DEST verifies, restores to exactly TREE, and `stitch cat DEST f` is TREE/f.
-exact() {
-  rm -rf "$work/restored"
-  st verify "$1" >/dev/null 2>&1 && st restore "$1" "$work/restored" >/dev/null 2>&1 &&
-    diff -r --no-dereference "$work/restored" "$2" >/dev/null &&
-    st cat "$1" f 2>/dev/null | cmp -s - "$2/f"
-}
-# listed STORE NAME...: `stitch log STORE` succeeds and lists exactly NAME..., each a good backup.
-listed() {
-  local out
-  out=$(st log "$1" 2>&1) || { echo "  $out"; return 1; }
-  local store=$1
-  shift
-  local names
-  names=$(awk 'NR > 1 { print $1 }' <<<"$out" | sort | paste -sd' ')
-  [ "$names" = "$(printf '%s\n' "$@" | sort | paste -sd' ')" ] ||
-    { echo "  stitch log $store: $out"; return 1; }
-}
-# not_a_backup DEST: stitch ls DEST says BACKUP_NOT_FOUND (exit 10).
-not_a_backup() { st ls "$1" >/dev/null 2>&1; [ $? = 10 ]; }
 # same_objects PREFIX REF: the objects under PREFIX/ are named as those under REF/.
 same_objects() {
   [ "$(keys "$1/" | sed "s|^$1/||" | sort)" = "$(keys "$2/" | sed "s|^$2/||" | sort)" ] ||
@@ -166,7 +75,6 @@ same_objects() {
 }
 # no_guard: the held batch holds no .backup, .lock or marker (they go in requests of their own).
 no_guard() { [ -z "$(batch | grep -E "$GUARD")" ]; }
-gone() { [ -z "$(keys "$1/")" ] || { echo "  left: $(keys "$1/" | paste -sd' ')"; false; }; }
 
 # --- Sources: A, B (A changed: an incremental on A stores little), C (other names) ----------
 mk() {  # mk DIR: a tree whose file `f` is read by `exact`.

@@ -16,6 +16,7 @@
 # Exits 77 (skipped) where FUSE or radosgw cannot be used.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/fault_lib.sh"
 STITCH=$1
 STITCHFS=$2
 PROXY=$3
@@ -32,41 +33,15 @@ cleanup() {
   for m in "${mounts[@]}"; do
     mountpoint -q "$m" 2>/dev/null && { fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m"; }
   done
-  [ -z "$proxy_pid" ] || kill "$proxy_pid" 2>/dev/null
-  bash "$RGW" stop "$work/rgw" >/dev/null 2>&1
+  s3_stop "$RGW" "$work"
   rm -rf "$work"
 }
 trap cleanup EXIT
 started=$SECONDS
-mkdir "$work/rgw"
-bash "$RGW" start "$work/rgw" >/dev/null || { echo "FAIL: radosgw did not start"; exit 1; }
-source "$work/rgw/env"
-RGW_URL=$AWS_ENDPOINT_URL
-rules=$work/rules
-: >"$rules"
-"$PROXY" -v 0 "127.0.0.1:$STITCH_RGW_PORT" "$rules" >"$work/proxy.port" 2>"$work/proxy.log" &
-proxy_pid=$!
-for _ in $(seq 100); do [ -s "$work/proxy.port" ] && break; sleep 0.05; done
-[ -s "$work/proxy.port" ] || { echo "FAIL: s3_fault_proxy did not start"; exit 1; }
-proxy_port=$(cat "$work/proxy.port")
-export AWS_ENDPOINT_URL=http://127.0.0.1:$proxy_port HOME=$work/home
-mkdir -p "$HOME"
+s3_start "$RGW" "$PROXY" "$work" || exit 1
 
-# faults RULE...: the proxy's rules from now on (none: no faults). Each call re-arms them all
-# (the proxy re-arms on any change; the generation line makes every call one).
-generation=0
-faults() {
-  generation=$((generation + 1))
-  printf '%s\n' "# $generation" "$@" >"$rules.new"
-  mv "$rules.new" "$rules"
-}
-# s3api METHOD PATH: a signed request straight to radosgw (never through the proxy).
-s3api() {
-  curl -sf --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
-    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -X "$1" "$RGW_URL/$2"
-}
-# keys PREFIX / uploads PREFIX: the objects / multipart uploads in progress under stitch/PREFIX.
-keys() { s3api GET "stitch?list-type=2&prefix=${1//\//%2F}" | grep -o '<Key>[^<]*</Key>' | sed 's/<[^>]*>//g'; }
+# uploads PREFIX: the multipart uploads in progress under stitch/PREFIX (faults, s3api, keys:
+# fault_lib.sh).
 uploads() { s3api GET "stitch?prefix=${1//\//%2F}&uploads=" | grep -o '<UploadId>[^<]*</UploadId>'; }
 # drop PREFIX: removes every object under PREFIX (radosgw keeps them in memory).
 drop() {

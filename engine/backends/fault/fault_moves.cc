@@ -16,11 +16,11 @@ class FaultMoves final : public StoreMoves {
   StatusOr<std::vector<StoreWriter>> Writers(const std::set<std::string>& backups) override {
     return Guarded(*plan_, Call::kWriters, [&] { return inner_->Writers(backups); });
   }
-  void RemoveLeftovers() override {
-    Guarded(*plan_, Call::kRemoveLeftovers, [&] {
-      inner_->RemoveLeftovers();
-      return Status::OK();
-    }).IgnoreError();  // Failed: nothing removed.
+  std::vector<std::string> RemoveLeftovers() override {
+    auto left =
+        Guarded(*plan_, Call::kRemoveLeftovers,
+                [&]() -> StatusOr<std::vector<std::string>> { return inner_->RemoveLeftovers(); });
+    return left.ok() ? *left : std::vector<std::string>();  // Failed: nothing removed.
   }
   std::vector<uint64_t> BytesFreed(const std::vector<std::string>& paths) override {
     auto freed = Guarded(*plan_, Call::kBytesFreed, [&]() -> StatusOr<std::vector<uint64_t>> {

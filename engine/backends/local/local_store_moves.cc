@@ -65,15 +65,16 @@ class LocalStoreMoves final : public StoreMoves {
     return Status::OK();
   }
 
-  void RemoveLeftovers() override {
+  std::vector<std::string> RemoveLeftovers() override {
     auto names = ListFolder(store_);
-    if (!names.ok()) return;
+    if (!names.ok()) return {};
     std::error_code ec;
     for (const std::string& n : *names) {
       if (n.front() == '.' && (n.ends_with(kDeletingSuffix) || n.ends_with(kFlattenSuffix))) {
         fs::remove_all(store_ + "/" + n, ec);
       }
     }
+    return {};
   }
 
   StatusOr<std::vector<StoreWriter>> Writers(const std::set<std::string>& backups) override {

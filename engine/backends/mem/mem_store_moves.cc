@@ -67,10 +67,10 @@ class MemStoreMoves final : public StoreMoves {
     return out;
   }
 
-  void RemoveLeftovers() override {
+  std::vector<std::string> RemoveLeftovers() override {
     std::lock_guard<std::mutex> lock(p_.disk->mu);
     const uint64_t ino = p_.disk->tree.Find(store_);
-    if (!p_.disk->Alive(p_.session) || ino == 0 || !p_.disk->tree.node(ino).folder) return;
+    if (!p_.disk->Alive(p_.session) || ino == 0 || !p_.disk->tree.node(ino).folder) return {};
     std::vector<std::string> gone;
     for (const auto& [n, child] : p_.disk->tree.node(ino).children) {
       if (n.front() == '.' && (n.ends_with(kMemDeleting) || n.ends_with(kMemFlatten))) {
@@ -79,6 +79,7 @@ class MemStoreMoves final : public StoreMoves {
     }
     for (const std::string& n : gone) p_.disk->tree.RemoveAll(JoinMemPath(store_, n));
     p_.disk->Changed();
+    return {};
   }
 
   std::vector<uint64_t> BytesFreed(const std::vector<std::string>& paths) override {

@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 
+#include "engine/backends/s3/bucket_objects.h"
 #include "engine/storage/generation_lock.h"
 
 namespace stitchfs::engine {
@@ -73,6 +74,17 @@ bool S3LockWriterDied(const std::string& lock) {
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
   const std::string start = StartTime(pid);
   return !start.empty() && start != f["start"];  // The pid lives on in another process.
+}
+
+StatusOr<std::optional<int>> TakeS3Lock(const S3Bucket& bucket, const std::string& lock_key,
+                                        const std::string& text) {
+  const BucketObjects objects(bucket);
+  ASSIGN_OR_RETURN(auto lock, CurrentLock(objects, lock_key));
+  if (lock && !S3LockWriterDied(lock->text)) return std::optional<int>();
+  const int generation = lock ? lock->generation + 1 : 0;
+  ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(objects, lock_key, generation, text,
+                                                    lock ? lock->text : std::string()));
+  return taken ? std::optional<int>(generation) : std::optional<int>();
 }
 
 bool S3LockIsOurs(const std::string& lock, const std::string& uuid) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,6 +21,13 @@ std::string S3LockText(const WriterIntent& w);
 // True if `lock` was written by a process of this machine's current boot and pid namespace
 // that is gone (false whenever that cannot be told).
 bool S3LockWriterDied(const std::string& lock);
+
+// Takes the lock `lock_key` (a backup's `.lock`) for `text` as a writer takes over a dead
+// writer's (engine/storage/generation_lock.h): generation 0 if there is none, else the next
+// one over a holder that died. The generation taken; nullopt, nothing changed, if the holder
+// is alive or of another machine, or another process took it first.
+StatusOr<std::optional<int>> TakeS3Lock(const S3Bucket& bucket, const std::string& lock_key,
+                                        const std::string& text);
 
 // True if `lock` is the one S3LockText(uuid) wrote: a writer only ever removes its own lock
 // and objects (another may have taken the backup over, judging it dead).

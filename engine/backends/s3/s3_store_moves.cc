@@ -1,7 +1,10 @@
 // StoreMoves for a store in object storage (S3Storage::MovesFor): nothing renames, so a backup
 // leaves the store when its `.backup` goes (a `.stitch-deleting` marker beside its data says
-// why), and is flattened in place by a rewrite (S3Storage::StartRewrite). Storage-layer code
-// kept beside prune: nothing here includes a header above engine/storage/.
+// why), and is flattened in place by a rewrite (S3Storage::StartRewrite). A backup being
+// removed (set aside, put back, or its objects deleted) is held as a writer holds it: prune
+// takes its `.lock` first, so that no writer takes the prefix over meanwhile, and never
+// removes a prefix whose lock a live process holds. Storage-layer code kept beside prune:
+// nothing here includes a header above engine/storage/.
 #include <cerrno>
 #include <map>
 
@@ -21,10 +24,11 @@ class S3StoreMoves final : public StoreMoves {
  public:
   S3StoreMoves(S3Address store, const S3Storage& s3) : store_(std::move(store)), s3_(s3) {}
 
-  void RemoveLeftovers() override {
+  std::vector<std::string> RemoveLeftovers() override {
+    std::vector<std::string> left;
     auto bucket = s3_.BucketOf(store_);
     auto list = bucket->List(store_.ObjectKey(""), "/");
-    if (!list.ok()) return;
+    if (!list.ok()) return left;
     for (const std::string& p : list->prefixes) {
       S3Address a = store_;
       a.key = p.substr(0, p.size() - 1);
@@ -33,10 +37,14 @@ class S3StoreMoves final : public StoreMoves {
       if (!marker.ok() || !*marker || !manifest.ok()) continue;
       if (*manifest) {
         bucket->Delete(a.ObjectKey(kS3DeletingMarker)).IgnoreError();  // Put back, marker left.
-      } else {
-        RemoveAll(a).IgnoreError();
+        continue;
       }
+      const std::string path = a.Location();
+      Status s = LockBackup(a);
+      if (s.ok()) s = Remove(path);
+      if (!s.ok()) left.push_back("left " + path + " as it is: " + s.message());
     }
+    return left;
   }
 
   std::optional<std::string> NestedBackup(const std::string&, const Manifest&) override {
@@ -72,6 +80,12 @@ class S3StoreMoves final : public StoreMoves {
   }
 
   ~S3StoreMoves() override {
+    // Backups set aside and neither removed nor put back: their markers are any prune's.
+    while (!locks_.empty()) {
+      auto a = ParseS3Address(locks_.begin()->first);
+      if (!a.ok()) break;
+      Unlock(*a);
+    }
     if (locked_) {
       ReleaseLock(BucketObjects(*s3_.BucketOf(store_)), store_.ObjectKey(kPruneLock), generation_)
           .IgnoreError();
@@ -119,6 +133,65 @@ class S3StoreMoves final : public StoreMoves {
 
   Status SetAside(const std::string& path) override {
     ASSIGN_OR_RETURN(S3Address a, ParseS3Address(path));
+    RETURN_IF_ERROR(LockBackup(a));
+    Status s = MarkDeleting(a, path);
+    if (!s.ok()) Unlock(a);
+    return s;
+  }
+
+  void PutBack(const std::string& path) override {
+    auto a = ParseS3Address(path);
+    auto it = saved_.find(path);
+    if (!a.ok() || it == saved_.end()) return;
+    auto bucket = s3_.BucketOf(*a);
+    if (!bucket->Put(a->ObjectKey(".backup"), it->second).ok()) return;  // Left to the next run.
+    bucket->Delete(a->ObjectKey(kS3DeletingMarker)).IgnoreError();
+    Unlock(*a);
+  }
+
+  // Deletes the data, then the `.lock` generations, this prune's (the highest) last, then the
+  // marker: a prefix left holding only the marker is refused by writers, removed by a prune.
+  Status Remove(const std::string& path) override {
+    ASSIGN_OR_RETURN(S3Address a, ParseS3Address(path));
+    if (!locks_.count(a.Location())) RETURN_IF_ERROR(LockBackup(a));
+    Status s = RemoveBackupObjects(*s3_.BucketOf(a), a.ObjectKey(""),
+                                   [](const std::string&) { return false; });
+    if (s.ok()) {
+      locks_.erase(a.Location());
+    } else {
+      Unlock(a);  // What is left is the marker's: any prune may remove it, of any machine.
+    }
+    return s;
+  }
+
+  Status Sync() override { return Status::OK(); }  // Each answered request is durable.
+
+ private:
+  // Takes the `.lock` of the backup at `a` for this prune (S3 cannot tell a writer on another
+  // machine from a dead one: its lock is never taken).
+  Status LockBackup(const S3Address& a) {
+    ASSIGN_OR_RETURN(std::optional<int> generation,
+                     TakeS3Lock(*s3_.BucketOf(a), a.ObjectKey(".lock"), lock_text_));
+    if (!generation) {
+      return Status::BackupAlreadyExists(
+          "Backup " + EscapeForMessage(a.Location()) +
+          " has a .lock held by a live process (a writer at work there, or one on another "
+          "machine, which may have died: then remove its .lock and .lock.N)");
+    }
+    locks_[a.Location()] = *generation;
+    return Status::OK();
+  }
+
+  // Releases the `.lock` this prune holds of the backup at `a`, if it holds it.
+  void Unlock(const S3Address& a) {
+    auto it = locks_.find(a.Location());
+    if (it == locks_.end()) return;
+    ReleaseLock(BucketObjects(*s3_.BucketOf(a)), a.ObjectKey(".lock"), it->second).IgnoreError();
+    locks_.erase(it);
+  }
+
+  // With the lock held: the marker (holding the manifest) put, then `.backup` deleted.
+  Status MarkDeleting(const S3Address& a, const std::string& path) {
     auto bucket = s3_.BucketOf(a);
     ASSIGN_OR_RETURN(auto manifest, bucket->GetAll(a.ObjectKey(".backup"), 1ull << 34));
     if (!manifest) return Status::BackupNotFound("Backup " + path + " has no .backup any more");
@@ -129,35 +202,13 @@ class S3StoreMoves final : public StoreMoves {
     return bucket->Delete(a.ObjectKey(".backup"));
   }
 
-  void PutBack(const std::string& path) override {
-    auto a = ParseS3Address(path);
-    auto it = saved_.find(path);
-    if (!a.ok() || it == saved_.end()) return;
-    auto bucket = s3_.BucketOf(*a);
-    if (bucket->Put(a->ObjectKey(".backup"), it->second).ok()) {
-      bucket->Delete(a->ObjectKey(kS3DeletingMarker)).IgnoreError();
-    }
-  }
-
-  Status Remove(const std::string& path) override {
-    ASSIGN_OR_RETURN(S3Address a, ParseS3Address(path));
-    return RemoveAll(a);
-  }
-
-  Status Sync() override { return Status::OK(); }  // Each answered request is durable.
-
- private:
-  // Every object of the backup at `a`, its marker last (a leftover stays recognisable).
-  Status RemoveAll(const S3Address& a) {
-    return RemoveBackupObjects(*s3_.BucketOf(a), a.ObjectKey(""),
-                               [](const std::string&) { return false; });
-  }
-
   const S3Address store_;
   const S3Storage& s3_;
   std::map<std::string, std::string> saved_;  // Path -> the `.backup` set aside.
-  bool locked_ = false;                       // Lock() took the prune lock,
-  int generation_ = 0;                        // this generation of it.
+  std::map<std::string, int> locks_;          // Location -> generation of `.lock` held.
+  const std::string lock_text_ = S3LockText(WriterIntent{NewUuid(), "", ""});
+  bool locked_ = false;  // Lock() took the prune lock,
+  int generation_ = 0;   // this generation of it.
 };
 
 }  // namespace

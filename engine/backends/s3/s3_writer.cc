@@ -1,6 +1,8 @@
 // S3Storage's writing side: a backup being uploaded, ClickHouse's way: `.lock` first, data
 // objects, `.backup` last, `.lock` removed. Files up to one part go up with one PUT; larger
 // ones as multipart uploads with parts in flight while the next part is read.
+#include "engine/backends/s3/s3_writer.h"
+
 #include <future>
 #include <map>
 #include <set>
@@ -23,44 +25,6 @@ constexpr int kPartsPerSize = 500, kMaxDoublings = 5;
 constexpr size_t kPartsInFlight = 3;
 constexpr uint64_t kMinPart = 5 << 20;                // S3's least part but the last.
 constexpr uint64_t kMaxCopyPart = uint64_t{5} << 30;  // S3's largest part.
-
-// True if `key` is a generation of the `.lock` of the backup at `a`.
-bool IsLockObject(const std::string& key, const S3Address& a) {
-  return LockGenerationOf(key, a.ObjectKey(".lock")) >= 0;
-}
-
-// After a fresh `.lock` (generation 0) went in: the prefix holds nothing but lock objects (a
-// writer may have come and gone, leaving a whole backup, since the prefix was seen empty).
-// kBackupAlreadyExists, the lock made taken back, otherwise.
-Status ConfirmFreshLock(const S3Bucket& bucket, const S3Address& a, const std::string& shown) {
-  const std::string prefix = a.key.empty() ? "" : a.key + "/";
-  ASSIGN_OR_RETURN(S3Listing there, bucket.List(prefix, "/"));
-  for (const S3Object& o : there.objects) {
-    if (IsLockObject(o.key, a)) continue;
-    RETURN_IF_ERROR(ReleaseLock(BucketObjects(bucket), a.ObjectKey(".lock"), 0));
-    return Status::BackupAlreadyExists("Backup " + shown + " already exists (" +
-                                       EscapeForMessage(o.key) + " came while it was locked)");
-  }
-  return Status::OK();
-}
-
-// kBackupAlreadyExists if a prefix above `a` holds a backup (a `.backup`) or one being written
-// (a `.lock`): a backup is never written inside another, whose prune would take it along.
-Status RefuseInsideABackup(const S3Bucket& bucket, const S3Address& a, const std::string& shown) {
-  std::string key = a.key;
-  for (size_t slash = key.rfind('/'); slash != std::string::npos; slash = key.rfind('/')) {
-    key.resize(slash);
-    for (const char* name : {"/.backup", "/.lock"}) {
-      ASSIGN_OR_RETURN(auto there, bucket.Head(key + name));
-      if (there) {
-        return Status::BackupAlreadyExists("cannot write backup " + shown + " inside backup " +
-                                           EscapeForMessage(key) + " (it holds " + (name + 1) +
-                                           ")");
-      }
-    }
-  }
-  return Status::OK();
-}
 
 // What a writer has put in the bucket, to take it all back if the backup is not finished.
 struct Ledger {
@@ -205,9 +169,7 @@ class S3Writable final : public WritableFile {
 
 class S3Writer final : public BackupWriter {
  public:
-  // With `rewrite`, the backup at `address` exists and Finish replaces its manifest, then
-  // deletes every object of it that the new one does not name.
-  // `generation`: the generation of `.lock` this writer holds (engine/storage/generation_lock.h).
+  // See NewS3Writer.
   S3Writer(std::shared_ptr<const S3Bucket> bucket, S3Address address, std::string uuid,
            int generation, bool rewrite = false)
       : generation_(generation),
@@ -295,7 +257,10 @@ class S3Writer final : public BackupWriter {
       if (!ledger_.uploads.empty()) return Status::Internal("a data file was not closed");
     }
     RETURN_IF_ERROR(AbortStrayUploads());
-    // Each data object is durable once its PUT or CompleteMultipartUpload answered.
+    // Each data object is durable once its PUT or CompleteMultipartUpload answered. A writer
+    // whose lock went (taken over, or removed by hand) puts no `.backup` over objects that
+    // may no longer be its own.
+    RETURN_IF_ERROR(StillLocked());
     manifest_sent_ = true;
     RETURN_IF_ERROR(bucket_->Put(address_.ObjectKey(".backup"), manifest));
     if (rewrite_) {
@@ -311,9 +276,17 @@ class S3Writer final : public BackupWriter {
 
  private:
   // The highest generation of the lock is this writer's (no other took the backup over).
-  bool LockIsOurs() const {
-    auto lock = CurrentLock(BucketObjects(*bucket_), address_.ObjectKey(".lock"));
-    return lock.ok() && *lock && S3LockIsOurs((*lock)->text, uuid_);
+  bool LockIsOurs() const { return StillLocked().ok(); }
+
+  // OK if the highest generation of the lock is this writer's; kBackupAlreadyExists if it is
+  // another's or gone (what this writer put is then left to whoever holds the prefix).
+  Status StillLocked() const {
+    ASSIGN_OR_RETURN(auto lock, CurrentLock(BucketObjects(*bucket_), address_.ObjectKey(".lock")));
+    if (lock && S3LockIsOurs(lock->text, uuid_)) return Status::OK();
+    return Status::BackupAlreadyExists(
+        "Backup " + EscapeForMessage(address_.Location()) + ": its .lock " +
+        (lock ? "was taken over by another process" : "was removed") +
+        " while it was written; its .backup is not written, its objects are left as they are");
   }
 
   // Multipart uploads at keys this writer started one for that it does not know of (a
@@ -366,84 +339,10 @@ class S3Writer final : public BackupWriter {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string& location,
-                                                               const WriterIntent& intent,
-                                                               std::string* notice) const {
-  ASSIGN_OR_RETURN(S3Address a, ParseS3Address(location));
-  auto bucket = BucketOf(a);
-  const std::string shown = EscapeForMessage(a.Location());
-  const std::string prefix = a.key.empty() ? "" : a.key + "/";
-  const std::string lock_key = a.ObjectKey(".lock");
-  const std::string text = S3LockText(intent);
-  RETURN_IF_ERROR(RefuseInsideABackup(*bucket, a, shown));
-  ASSIGN_OR_RETURN(auto lock, CurrentLock(BucketObjects(*bucket), lock_key));
-  if (lock && !S3LockWriterDied(lock->text)) {
-    return Status::BackupAlreadyExists(
-        "Backup " + shown +
-        " has a .lock: a backup is being written there, or one whose "
-        "writer died elsewhere (S3 cannot tell which); remove " +
-        shown + "/.lock" + (lock->generation > 0 ? " and .lock.N" : "") +
-        " if no backup is running");
-  }
-  if (lock) {  // Its writer, a process of this machine, died: take its partial backup over.
-    ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
-    if (manifest) {  // It died after its manifest was in: the backup is whole, and kept.
-      return Status::BackupAlreadyExists("Backup " + shown + " already exists (its writer died " +
-                                         "before removing its .lock; remove " + shown +
-                                         "/.lock to read it)");
-    }
-    ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(BucketObjects(*bucket), lock_key,
-                                                      lock->generation + 1, text, lock->text));
-    if (!taken) {
-      return Status::BackupAlreadyExists("Backup " + shown +
-                                         ": another writer took the dead writer's lock first");
-    }
-    RETURN_IF_ERROR(RemoveBackupObjects(
-        *bucket, prefix, [&](const std::string& key) { return IsLockObject(key, a); }));
-    if (notice)
-      *notice = "took over " + shown + ": its writer died; its partial backup was removed";
-    return std::unique_ptr<BackupWriter>(
-        new S3Writer(std::move(bucket), std::move(a), intent.uuid, lock->generation + 1));
-  }
-  ASSIGN_OR_RETURN(S3Listing there, bucket->List(prefix, "/"));
-  if (!there.objects.empty() || !there.prefixes.empty()) {
-    return Status::BackupAlreadyExists(
-        "Backup " + shown + " already exists (" +
-        EscapeForMessage(there.objects.empty() ? there.prefixes[0] : there.objects[0].key) +
-        " is there)");
-  }
-  ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(BucketObjects(*bucket), lock_key, 0, text));
-  if (!taken) return Status::BackupAlreadyExists("Backup " + shown + ": another writer took it");
-  RETURN_IF_ERROR(ConfirmFreshLock(*bucket, a, shown));
-  return std::unique_ptr<BackupWriter>(
-      new S3Writer(std::move(bucket), std::move(a), intent.uuid, 0));
-}
-
-StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::string& location,
-                                                                const std::string& uuid) const {
-  ASSIGN_OR_RETURN(S3Address a, ParseS3Address(location));
-  auto bucket = BucketOf(a);
-  const std::string shown = EscapeForMessage(a.Location());
-  ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
-  if (!manifest) return Status::BackupNotFound("Backup " + shown + " not found (no .backup)");
-  ASSIGN_OR_RETURN(auto lock, CurrentLock(BucketObjects(*bucket), a.ObjectKey(".lock")));
-  // A lock beside a `.backup` whose writer died (after the manifest went in, before the lock
-  // came off) guards nothing: the rewrite takes it over like any dead writer's.
-  if (lock && !S3LockWriterDied(lock->text)) {
-    return Status::BackupAlreadyExists("Backup " + shown +
-                                       " has a .lock: another writer is at work there");
-  }
-  const int generation = lock ? lock->generation + 1 : 0;
-  ASSIGN_OR_RETURN(bool taken,
-                   CreateLockGeneration(BucketObjects(*bucket), a.ObjectKey(".lock"), generation,
-                                        S3LockText(WriterIntent{uuid, "", ""}),
-                                        lock ? lock->text : std::string()));
-  if (!taken) {
-    return Status::BackupAlreadyExists("Backup " + shown +
-                                       " has a .lock: another writer is at work there");
-  }
-  return std::unique_ptr<BackupWriter>(
-      new S3Writer(std::move(bucket), std::move(a), uuid, generation, true));
+std::unique_ptr<BackupWriter> NewS3Writer(std::shared_ptr<const S3Bucket> bucket, S3Address address,
+                                          std::string uuid, int generation, bool rewrite) {
+  return std::make_unique<S3Writer>(std::move(bucket), std::move(address), std::move(uuid),
+                                    generation, rewrite);
 }
 
 }  // namespace stitchfs::engine
