@@ -10,7 +10,8 @@
 # cold figure (`echo 3 > /proc/sys/vm/drop_caches`: needs root) and a fresh mount for each:
 #  - tar_cold:  `tar -cf - .` of the whole tree into /dev/zero (not /dev/null, which GNU tar
 #               notices and then reads nothing), seconds;
-#  - rss:       the daemon's peak RSS after that walk (MiB);
+#  - rss:       the daemon's peak RSS after that walk (MiB), and its anonymous part then (the
+#               rest is pages of files it maps: its code, and the manifest cache's file);
 #  - dd_cold:   `dd bs=1M` of the 317 MiB file, seconds; dd_warm: the same again (best of 3);
 #  - rand_cold: 4 KiB random preads of that file (bench/pread_bench, readahead off, 1 thread,
 #               READS of them), reads per second;
@@ -95,7 +96,7 @@ daemon_rss_mb() {
     stitchfs) pid=$(pgrep -n -f "stitchfs $top") ;;
     squashfuse) pid=$(pgrep -n -f "squashfuse_ll $data/tree.sqfs") ;;
   esac
-  awk '/VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status"
+  awk -v f="${2:-VmHWM}" '$1 == f ":" {printf "%.1f", $2 / 1024}' "/proc/$pid/status"
 }
 tar_s() { timed sh -c "tar -cf - -C '$1' . >/dev/zero"; }
 dd_s() { timed dd if="$1" of=/dev/null bs=1M status=none; }
@@ -115,7 +116,11 @@ measure() {
   drop
   if [ "$kind" != native ]; then keep_best "${kind}_mount_cold" "$(mount_kind "$kind")" low; fi
   keep_best "${kind}_tar_cold" "$(tar_s "$dir")" low
-  if [ "$kind" != native ]; then keep_best "${kind}_rss_mb" "$(daemon_rss_mb "$kind")" high; umount_m; fi
+  if [ "$kind" != native ]; then
+    keep_best "${kind}_rss_mb" "$(daemon_rss_mb "$kind")" high
+    keep_best "${kind}_anon_mb" "$(daemon_rss_mb "$kind" RssAnon)" high
+    umount_m
+  fi
   drop
   if [ "$kind" != native ]; then mount_kind "$kind" >/dev/null; fi
   keep_best "${kind}_dd_cold" "$(dd_s "$dir/$big")" low
@@ -165,6 +170,6 @@ row "4 KiB pread, cold (/s)" rand_cold rate
 row "dd, cold (s)" dd_cold time
 row "dd, warm (s)" dd_warm time
 table+=$(printf '\nmount cold / warm (s)    %s / %s%s' "${best[stitchfs_mount_cold]}" "${best[stitchfs_mount_warm]}" "${best[squashfuse_mount_warm]:+   squashfuse ${best[squashfuse_mount_cold]} / ${best[squashfuse_mount_warm]}}")
-table+=$(printf '\ndaemon peak RSS (MiB)    %s%s' "${best[stitchfs_rss_mb]}" "${best[squashfuse_rss_mb]:+   squashfuse ${best[squashfuse_rss_mb]}}")
+table+=$(printf '\ndaemon peak RSS (MiB)    %s (anon %s)%s' "${best[stitchfs_rss_mb]}" "${best[stitchfs_anon_mb]}" "${best[squashfuse_rss_mb]:+   squashfuse ${best[squashfuse_rss_mb]} (anon ${best[squashfuse_anon_mb]})}")
 echo "$table" >&2
 echo "$json}"

@@ -255,7 +255,6 @@ std::unique_ptr<const Manifest> ManifestBuilder::Finish() {
   b->meta = std::exchange(meta_, {});
   b->nodes = std::exchange(nodes_, {});
   b->names = std::exchange(names_, {});
-  if (b->names.capacity() > b->names.size() + b->names.size() / 4) b->names.shrink_to_fit();
   ManifestTables t;
   t.header = std::exchange(header_, {});
   t.missing = std::exchange(missing_, {});

@@ -193,8 +193,12 @@ class ManifestBuilder {
  public:
   void set_header(ManifestHeader h) { header_ = std::move(h); }
   ManifestHeader& header() { return header_; }
-  // Hint for how many entries will come (reserves address space only).
-  void Reserve(size_t n) { entries_.reserve(n); }
+  // Hint for how many entries and bytes of names at most will come (reserves address space
+  // only: the names area then never moves while it grows, nor is it copied at Finish).
+  void Reserve(size_t n, size_t name_bytes = 0) {
+    entries_.reserve(n);
+    names_.reserve(name_bytes);
+  }
   // Appends one entry; `data_file` equal to `name` is stored as "same as name".
   // kBackupDamaged if there are more than 2^32 - 1 entries or a name is over 4 GiB.
   Status Add(const FileEntry& e);

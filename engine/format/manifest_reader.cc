@@ -27,8 +27,9 @@ class SaxState {
  public:
   SaxState(XML_Parser parser, const std::string& backup_name, uint64_t size_hint, bool header_only)
       : parser_(parser), fields_(backup_name), header_only_(header_only) {
-    // Smallest possible <file> element is ~38 bytes; reserving only takes address space.
-    fields_.builder().Reserve(static_cast<size_t>(size_hint / 38));
+    // Smallest possible <file> element is ~38 bytes, and every name is text of the document
+    // (unescaping only shortens it); reserving only takes address space.
+    fields_.builder().Reserve(static_cast<size_t>(size_hint / 38), static_cast<size_t>(size_hint));
   }
 
   void Start(const char* name) {
