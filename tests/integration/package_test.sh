@@ -34,7 +34,7 @@ check "lintian finds no error" test "$rc" = 0
 check "lintian ran on it" bash -c "! grep -q 'E: ' '$work/lintian'"
 depends=$(dpkg-deb -f "$deb" Depends)
 check "Depends: fuse3" grep -qE '(^|, )fuse3(,|$)' <<<"$depends"
-check "Depends from dpkg-shlibdeps: libfuse3, libcurl, libc" \
+check "Depends: libfuse3 and libc (dpkg-shlibdeps), libcurl4 (loaded when object storage is used)" \
   bash -c "grep -q 'libfuse3-3' <<<'$depends' && grep -q 'libcurl4' <<<'$depends' && grep -q 'libc6' <<<'$depends'"
 
 R=$work/root

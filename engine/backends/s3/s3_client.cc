@@ -10,23 +10,20 @@
 #include <random>
 #include <thread>
 
+#include "engine/backends/s3/curl_library.h"
+
 namespace stitchfs::engine {
 namespace {
 
 struct CurlDeleter {
-  void operator()(CURL* c) const { curl_easy_cleanup(c); }
+  void operator()(CURL* c) const { LoadedCurl().easy_cleanup(c); }
 };
 using CurlPtr = std::unique_ptr<CURL, CurlDeleter>;
 
 struct SlistDeleter {
-  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+  void operator()(curl_slist* l) const { LoadedCurl().slist_free_all(l); }
 };
 using SlistPtr = std::unique_ptr<curl_slist, SlistDeleter>;
-
-void GlobalInit() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 bool IsRetryableCurl(CURLcode c) {
   switch (c) {
@@ -108,7 +105,7 @@ struct S3Client::Attempt {
     auto* a = static_cast<Attempt*>(self);
     const size_t len = size * n;
     long status = 0;
-    curl_easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
+    LoadedCurl().easy_getinfo(a->curl, CURLINFO_RESPONSE_CODE, &status);
     std::span<char> sink = a->request->sink;
     if (sink.empty() || status / 100 != 2) {
       a->response.body.append(data, len);
@@ -169,7 +166,7 @@ class S3Client::Pool {
         return c;
       }
     }
-    return CurlPtr(curl_easy_init());
+    return CurlPtr(LoadedCurl().easy_init());
   }
   void Give(CurlPtr c) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -207,7 +204,6 @@ bool IsRetryableStatus(long status) {
 
 S3Client::S3Client(const S3Config& config, const S3Address& address, S3Credentials credentials)
     : config_(config), credentials_(std::move(credentials)), pool_(std::make_unique<Pool>()) {
-  GlobalInit();
   std::string region = config.region.empty() ? address.region : config.region;
   if (region.empty()) region = "us-east-1";
   sigv4_ = "aws:amz:" + region + ":s3";
@@ -260,15 +256,16 @@ std::string S3Client::Url(const S3Request& request) const {
 
 StatusOr<S3Response> S3Client::SendOnce(const S3Request& request, Reported* reported,
                                         std::string* curl_error) const {
+  ASSIGN_OR_RETURN(const CurlApi* api, Curl());  // Loaded on first use.
   CurlPtr curl = pool_->Take();
   if (!curl) return Status::IOError("curl_easy_init", ENOMEM);
   CURL* c = curl.get();
-  curl_easy_reset(c);
+  api->easy_reset(c);
   Attempt a{&request, {}, c, reported};
   const std::string url = Url(request);
   SlistPtr headers;
   auto add = [&](const std::string& h) {
-    headers.reset(curl_slist_append(headers.release(), h.c_str()));
+    headers.reset(api->slist_append(headers.release(), h.c_str()));
   };
   bool pinned = false;
   for (const std::string& h : request.headers) {
@@ -284,49 +281,49 @@ StatusOr<S3Response> S3Client::SendOnce(const S3Request& request, Reported* repo
     add("x-amz-content-sha256: UNSIGNED-PAYLOAD");
     if (!credentials_.session_token.empty())
       add("x-amz-security-token: " + credentials_.session_token);
-    curl_easy_setopt(c, CURLOPT_AWS_SIGV4, sigv4_.c_str());
-    curl_easy_setopt(c, CURLOPT_USERNAME, credentials_.access_key.c_str());
-    curl_easy_setopt(c, CURLOPT_PASSWORD, credentials_.secret_key.c_str());
+    api->easy_setopt(c, CURLOPT_AWS_SIGV4, sigv4_.c_str());
+    api->easy_setopt(c, CURLOPT_USERNAME, credentials_.access_key.c_str());
+    api->easy_setopt(c, CURLOPT_PASSWORD, credentials_.secret_key.c_str());
   }
   char error[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout_ms));
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(config_.stall_timeout_s));
-  curl_easy_setopt(c, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
+  api->easy_setopt(c, CURLOPT_URL, url.c_str());
+  api->easy_setopt(c, CURLOPT_ERRORBUFFER, error);
+  api->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  api->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  api->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config_.connect_timeout_ms));
+  api->easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  api->easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(config_.stall_timeout_s));
+  api->easy_setopt(c, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
   // Large socket reads and writes: a GiB goes through in far fewer system calls and callbacks
   // than with curl's 16 KiB and 64 KiB defaults.
-  curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L << 10);
-  curl_easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 1L << 20);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &Attempt::OnHeader);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &a);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &Attempt::OnBody);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
+  api->easy_setopt(c, CURLOPT_BUFFERSIZE, 512L << 10);
+  api->easy_setopt(c, CURLOPT_UPLOAD_BUFFERSIZE, 1L << 20);
+  api->easy_setopt(c, CURLOPT_HEADERFUNCTION, &Attempt::OnHeader);
+  api->easy_setopt(c, CURLOPT_HEADERDATA, &a);
+  api->easy_setopt(c, CURLOPT_WRITEFUNCTION, &Attempt::OnBody);
+  api->easy_setopt(c, CURLOPT_WRITEDATA, &a);
   if (request.cancel != nullptr) {
-    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, &Attempt::OnProgress);
-    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &a);
+    api->easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    api->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, &Attempt::OnProgress);
+    api->easy_setopt(c, CURLOPT_XFERINFODATA, &a);
   }
   const std::string_view method = request.method;
   if (method == "HEAD") {
-    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    api->easy_setopt(c, CURLOPT_NOBODY, 1L);
   } else if (method == "PUT") {
-    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(c, CURLOPT_READFUNCTION, &Attempt::OnRead);
-    curl_easy_setopt(c, CURLOPT_READDATA, &a);
-    curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    api->easy_setopt(c, CURLOPT_UPLOAD, 1L);
+    api->easy_setopt(c, CURLOPT_READFUNCTION, &Attempt::OnRead);
+    api->easy_setopt(c, CURLOPT_READDATA, &a);
+    api->easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
   } else if (method == "POST") {
-    curl_easy_setopt(c, CURLOPT_POST, 1L);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, request.body.data());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    api->easy_setopt(c, CURLOPT_POST, 1L);
+    api->easy_setopt(c, CURLOPT_POSTFIELDS, request.body.data());
+    api->easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
   } else if (method != "GET") {
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method);
+    api->easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method);
   }
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
-  const CURLcode rc = curl_easy_perform(c);
+  api->easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+  const CURLcode rc = api->easy_perform(c);
   pool_->requests++;
   pool_->sent += a.body_sent + (method == "POST" ? request.body.size() : 0);
   pool_->received += a.response.sink_bytes + a.response.body.size();
@@ -335,19 +332,19 @@ StatusOr<S3Response> S3Client::SendOnce(const S3Request& request, Reported* repo
   if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && stopped)) {
     // curl's words may quote the URL or what the server said: never a secret of ours.
     *curl_error =
-        Redact(std::string(curl_easy_strerror(rc)) + (error[0] ? std::string(": ") + error : ""));
+        Redact(std::string(api->easy_strerror(rc)) + (error[0] ? std::string(": ") + error : ""));
     if (!IsRetryableCurl(rc)) return Status::IOError(*curl_error, EIO);
     return Status(ErrorCode::kIOError, "retry", EAGAIN);
   }
   // HTTP/1 ends the headers with an empty line; libcurl takes a connection closed before it
   // for a whole answer (without the headers that did not come). HTTP/2 and 3 frame them.
   long version = 0;
-  curl_easy_getinfo(c, CURLINFO_HTTP_VERSION, &version);
+  api->easy_getinfo(c, CURLINFO_HTTP_VERSION, &version);
   if (!a.head_done && version <= CURL_HTTP_VERSION_1_1) {
     *curl_error = "the answer ended inside its headers";
     return Status(ErrorCode::kIOError, "retry", EAGAIN);
   }
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a.response.status);
+  api->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a.response.status);
   pool_->Give(std::move(curl));
   return std::move(a.response);
 }
@@ -360,7 +357,8 @@ StatusOr<S3Response> S3Client::Send(const S3Request& request) const {
   for (int attempt = 1;; ++attempt) {
     std::string curl_error;
     auto r = SendOnce(request, &reported, &curl_error);
-    if (!r.ok() && r.status().sys_errno() == ECANCELED) {
+    if (!r.ok() && (r.status().sys_errno() == ECANCELED ||
+                    r.status().code() == ErrorCode::kNotSupported)) {  // Cancelled; no libcurl.
       return r.status().WithPrefix("S3 " + std::string(request.method) + " " + display_ + "/" +
                                    EscapeForMessage(request.key) + ": ");
     }
