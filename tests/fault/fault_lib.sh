@@ -126,6 +126,16 @@ s3_setup() {
   trap s3_cleanup EXIT
   s3_start "$1" "$2" "$work" || exit 1
 }
+# s3_script_start STITCH S3_FAULT_PROXY RADOSGW_SH: how an S3 fault script taking those three
+# arguments starts: sets STITCH, PROXY and RGW, quiets progress, turns the caches off, sets T
+# (seconds any command may take) and `started`, then starts radosgw and the proxy (s3_setup).
+s3_script_start() {
+  STITCH=$1 PROXY=$2 RGW=$3
+  export STITCH_NO_PROGRESS=1 STITCH_CACHE_DIR=off
+  T=20
+  started=$SECONDS
+  s3_setup "$RGW" "$PROXY"
+}
 s3_cleanup() {
   [ -z "$held_pid" ] || kill -9 "$(cat "$work/held.pid")" 2>/dev/null
   s3_stop "$s3_rgw_sh" "$work"

@@ -17,13 +17,7 @@
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/fault_lib.sh"
-STITCH=$1
-PROXY=$2
-RGW=$3
-export STITCH_NO_PROGRESS=1 STITCH_CACHE_DIR=off
-T=20
-started=$SECONDS
-s3_setup "$RGW" "$PROXY"
+s3_script_start "$@"
 
 # backup ARG... / prune ARG...: stitch backup / prune, quiet unless they fail.
 backup() { st backup "$@" >/dev/null 2>"$work/err" || { sed 's/^/  /' "$work/err"; false; }; }

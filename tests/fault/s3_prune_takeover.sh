@@ -20,13 +20,7 @@
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/fault_lib.sh"
-STITCH=$1
-PROXY=$2
-RGW=$3
-export STITCH_NO_PROGRESS=1 STITCH_CACHE_DIR=off
-T=20
-started=$SECONDS
-s3_setup "$RGW" "$PROXY"
+s3_script_start "$@"
 
 # direct ARG...: `stitch ARG...` straight at radosgw (past the proxy and its held request);
 # its exit status in direct_rc, its messages in $work/direct.err.

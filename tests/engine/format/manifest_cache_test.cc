@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -219,6 +220,20 @@ TEST(ManifestFileTest, AMappedManifestOutlivesItsFileBeingReplaced) {
   ASSERT_EQ(::rename(WriteToFile(dir, *Sample(3)).c_str(), kept.c_str()), 0);  // Replaced,
   ASSERT_EQ(::unlink(kept.c_str()), 0);                                        // then removed.
   ExpectSame(*Sample(50), **loaded);
+}
+
+// Something else where a cache file should be (a FIFO, a folder) is refused at once, never
+// waited on or mapped.
+TEST(ManifestFileTest, NotARegularFileIsRefusedWithoutWaiting) {
+  TempDir dir;
+  const std::string fifo = dir / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  UniqueFd f(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK));
+  ASSERT_TRUE(f);
+  EXPECT_EQ(ManifestFile::Read(f.get(), kId).status().code(), ErrorCode::kBackupDamaged);
+  UniqueFd d(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(ManifestFile::Read(d.get(), kId).status().code(), ErrorCode::kBackupDamaged);
 }
 
 TEST(ManifestFileTest, AHostileNameWithAValidChecksumIsStillRefused) {
