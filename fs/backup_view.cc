@@ -20,10 +20,18 @@ BackupView::BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, Att
       attr_(attr),
       parent_ino_(parent_ino) {}
 
+BackupView::BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, InodeTable table,
+                       AttrOptions attr)
+    : backup_(std::move(backup)),
+      table_(table.IsOf(backup_->top().manifest()) ? std::move(table)
+                                                   : InodeTable::Build(backup_->top().manifest())),
+      attr_(attr),
+      parent_ino_(InodeTable::kRoot) {}
+
 uint64_t BackupView::TotalBytes() const {
   std::call_once(total_once_, [this] {
     const engine::Manifest& m = backup_->top().manifest();
-    for (size_t i = 0; i < m.num_entries(); ++i) total_size_ += m.entry(i).size;
+    for (size_t i = 0; i < m.num_entries(); ++i) total_size_ += m.size(i);
   });
   return total_size_;
 }
@@ -57,7 +65,7 @@ engine::StatusOr<struct stat> BackupView::Attr(uint64_t ino) const {
   if (n->type == InodeType::kFile && !IsMirror(ino)) {
     // A file without metadata that is unchanged since an older backup shows that backup's time.
     const auto origin = backup_->origin(n->ref);
-    if (origin.level != 0 && !backup_->top().manifest().entry(n->ref).meta) {
+    if (origin.level != 0 && backup_->top().manifest().meta(n->ref) == nullptr) {
       st.st_mtim = {static_cast<time_t>(backup_->level(origin.level).mtime_sec), 0};
       st.st_atim = st.st_ctim = st.st_mtim;
     }

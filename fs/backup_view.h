@@ -17,6 +17,11 @@ class BackupView final : public Namespace {
   // `parent_ino` is what ".." of the root reports (the root itself for a single mount).
   BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, AttrOptions attr,
              uint64_t parent_ino = InodeTable::kRoot);
+  // The same with its inode table already built (InodeTable::Build of backup->top()'s
+  // manifest, e.g. on another core while the chain resolved); one built from another manifest
+  // is ignored and built again.
+  BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, InodeTable table,
+             AttrOptions attr);
 
   engine::StatusOr<struct stat> Attr(uint64_t ino) const override;
   engine::StatusOr<uint64_t> Lookup(uint64_t parent, std::string_view name) const override;

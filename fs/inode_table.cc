@@ -128,9 +128,9 @@ InodeTable InodeTable::Build(const engine::Manifest& m) {
   const std::vector<std::string_view> dirs = b.SortedDirs();
   auto next_dir = dirs.begin();
   for (uint32_t i : m.by_name()) {  // Names sorted: a merge finds those that are folders.
-    engine::FileEntry e = m.entry(i);
-    while (next_dir != dirs.end() && *next_dir < e.name) ++next_dir;
-    if (next_dir != dirs.end() && *next_dir == e.name) continue;  // (CheckNames refuses it.)
+    const std::string_view name = m.name(i);
+    while (next_dir != dirs.end() && *next_dir < name) ++next_dir;
+    if (next_dir != dirs.end() && *next_dir == name) continue;  // (CheckNames refuses it.)
     uint32_t ino = 0;
     if (leaders[i] != i) {
       auto it = leader_ino.find(leaders[i]);
@@ -141,9 +141,9 @@ InodeTable InodeTable::Build(const engine::Manifest& m) {
     }
     if (ino == 0) {
       ino = b.New(InodeType::kFile, 0, i);
-      if (engine::LinkClaim(e)) leader_ino.emplace(leaders[i], ino);
+      if (engine::LinkClaim(m.meta(i))) leader_ino.emplace(leaders[i], ino);
     }
-    b.Link(e.name, ino);
+    b.Link(name, ino);
   }
   for (auto [name, node] : symlinks) {
     if (b.IsDir(name)) continue;  // (CheckNames refuses it.)
@@ -195,19 +195,17 @@ struct stat InodeTable::Stat(uint64_t ino, const AttrOptions& o) const {
   struct stat st = {};
   st.st_ino = ino;
   st.st_nlink = n.nlink;
-  std::optional<engine::PosixMeta> meta;
+  const engine::PosixMeta* meta = nullptr;
   if (n.type == InodeType::kFile) {
-    engine::FileEntry e = m_->entry(n.ref);
-    st.st_size = static_cast<off_t>(e.size);
-    meta = e.meta;
+    st.st_size = static_cast<off_t>(m_->size(n.ref));
+    meta = m_->meta(n.ref);
     st.st_mode = S_IFREG | 0444;
   } else if (n.type == InodeType::kSymlink) {
-    engine::Node node = m_->node(n.ref);
-    st.st_size = static_cast<off_t>(node.target.size());
-    meta = node.meta;
+    st.st_size = static_cast<off_t>(m_->node(n.ref).target.size());
+    meta = &m_->node_meta(n.ref);
     st.st_mode = S_IFLNK | 0777;
   } else {
-    if (n.ref != kNoRef) meta = m_->node(n.ref).meta;
+    if (n.ref != kNoRef) meta = &m_->node_meta(n.ref);
     st.st_mode = S_IFDIR | 0555;
   }
   struct timespec mtime = {static_cast<time_t>(o.default_mtime_sec), 0};

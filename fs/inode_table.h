@@ -53,6 +53,8 @@ class InodeTable {
   // the folder would be kept.
   static InodeTable Build(const engine::Manifest& m);
 
+  // True if built from `m` (the very object).
+  bool IsOf(const engine::Manifest& m) const { return m_ == &m; }
   size_t size() const { return inodes_.size() - 1; }
   // nullptr if `ino` is out of range.
   const Inode* Get(uint64_t ino) const;

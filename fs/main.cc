@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <future>
 #include <memory>
 
 #include "engine/backends/routing_storage.h"
@@ -22,6 +23,7 @@
 #include "engine/location/location.h"
 #include "engine/location/locator.h"
 #include "engine/location/s3_address.h"
+#include "engine/read/chain_walk.h"
 #include "engine/read/open_resolved.h"
 #include "engine/storage/store.h"
 #include "fs/backup_view.h"
@@ -229,10 +231,16 @@ int main(int argc, char** argv) {
     if (o.share_inodes) {
       return Fail(eng::kExitUsage, "-o share_inodes needs a store of backups, not one backup");
     }
-    auto backup = eng::OpenResolved(o.backup, o.chain);
+    auto top = eng::OpenBackup(o.backup, o.chain);
+    if (!top.ok()) return Fail(eng::ExitCodeFor(top.status()), top.status().ToString());
+    // The tree needs the top's manifest alone: built on another core while the chain resolves
+    // (the thread ends before the daemon forks).
+    auto table = std::async(std::launch::async,
+                            [m = *top] { return sfs::InodeTable::Build(m->manifest()); });
+    auto backup = eng::OpenResolved(*top, o.chain);
     if (!backup.ok()) return Fail(eng::ExitCodeFor(backup.status()), backup.status().ToString());
     attr.default_mtime_sec = eng::CivilToEpochSeconds((*backup)->top().header().time);
-    state.ns = std::make_unique<sfs::BackupView>(*backup, attr);
+    state.ns = std::make_unique<sfs::BackupView>(*backup, table.get(), attr);
     state.answer_opens = false;
 #ifdef __GLIBC__
     ::malloc_trim(0);  // Return what building the tree used and freed (a few MB per million).

@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -60,10 +61,19 @@ void Backup(const fs::path& src, const fs::path& dest, const fs::path& base) {
   Require(s.ok(), "backup for the seed chain", s.ok() ? "" : s.status().ToString());
 }
 
+// The seed chain's folder, removed when the fuzzer exits (libFuzzer ends with exit()).
+std::string* chain_dir = nullptr;
+void RemoveChainDir() {
+  std::error_code ec;
+  if (chain_dir != nullptr) fs::remove_all(*chain_dir, ec);
+}
+
 const Chain& TheChain() {
   static const Chain* chain = [] {
     char tmpl[] = "/tmp/stitchfs-index-fuzz-XXXXXX";
     Require(::mkdtemp(tmpl) != nullptr, "mkdtemp");
+    chain_dir = new std::string(tmpl);
+    std::atexit(RemoveChainDir);
     const fs::path dir = tmpl, src = dir / "src";
     Put(src / "log/app.log", std::string(5000, 'a'));
     Put(src / "t/p1/columns.txt", "columns format version: 1\n");

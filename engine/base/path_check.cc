@@ -1,5 +1,6 @@
 #include "engine/base/path_check.h"
 
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -25,19 +26,24 @@ Status CheckRelativePath(std::string_view path) {
   if (path.front() == '/') {
     return Status::InsecurePath("path " + Quoted(path) + " is an absolute path");
   }
-  // One pass over the characters (this runs for every name of every manifest loaded).
-  size_t start = 0;
-  for (size_t i = 0; i <= path.size(); ++i) {
-    if (i < path.size() && path[i] != '/') continue;
-    const size_t len = i - start;
-    if (len == 2 && path[start] == '.' && path[start + 1] == '.') {
-      return Status::InsecurePath("path " + Quoted(path) +
-                                  " resolves to a path outside the backup");
+  // Component by component, memchr finding each '/' (this runs for every name of every
+  // manifest loaded).
+  const char* p = path.data();
+  const char* const end = p + path.size();
+  for (;;) {
+    const char* slash = static_cast<const char*>(std::memchr(p, '/', end - p));
+    const char* stop = slash ? slash : end;
+    const size_t len = stop - p;
+    if (len <= 2 && (len == 0 || p[0] == '.')) {
+      if (len == 2 && p[1] == '.') {
+        return Status::InsecurePath("path " + Quoted(path) +
+                                    " resolves to a path outside the backup");
+      }
+      if (len < 2)
+        return Status::InsecurePath("path " + Quoted(path) + " is not a normalized path");
     }
-    if (len == 0 || (len == 1 && path[start] == '.')) {
-      return Status::InsecurePath("path " + Quoted(path) + " is not a normalized path");
-    }
-    start = i + 1;
+    if (slash == nullptr) break;
+    p = slash + 1;
   }
   return Status::OK();
 }

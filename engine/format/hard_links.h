@@ -14,10 +14,15 @@ namespace stitchfs::engine {
 // its source identity when its metadata says the source had more than one link, or, for
 // manifests written before link counts were recorded (nlink 0), any source identity. nullopt
 // for entries that claim no link (no metadata, inode 0, link count 1).
-std::optional<std::pair<uint64_t, uint64_t>> LinkClaim(const FileEntry& e);
+std::optional<std::pair<uint64_t, uint64_t>> LinkClaim(const PosixMeta* meta);
+inline std::optional<std::pair<uint64_t, uint64_t>> LinkClaim(const FileEntry& e) {
+  return LinkClaim(e.meta ? &*e.meta : nullptr);
+}
 
 // True if `a` and `b` can be names of one file: same size, checksum, mode, owner and mtime.
 bool SameLinkedFile(const FileEntry& a, const FileEntry& b);
+// The same for entries `a` and `b` of `m`, without copying them.
+bool SameLinkedFile(const Manifest& m, size_t a, size_t b);
 
 // Entry indexes grouped into hard links: for each entry, the first entry (in name order) of
 // its group, or itself. Entries of a legacy group (nlink 0) that disagree are not linked.

@@ -151,6 +151,14 @@ class Manifest {
   FileEntry entry(size_t i) const;
   // The name of entry `i` (REQUIRES: i < num_entries()); entry(i).name, without the rest.
   std::string_view name(size_t i) const { return t_.name(static_cast<uint32_t>(i)); }
+  // entry(i).size, .base_size and .meta without copying the entry (REQUIRES: i <
+  // num_entries()). The metadata is viewed in place: nullptr when the entry has none.
+  uint64_t size(size_t i) const { return t_.entries[i].size; }
+  uint64_t base_size(size_t i) const { return t_.entries[i].base_size; }
+  const PosixMeta* meta(size_t i) const {
+    const uint32_t k = t_.entries[i].meta_index;
+    return k == ManifestTables::kNoMeta ? nullptr : &t_.meta[k];
+  }
 
   // The first entry (in manifest order) named `name`.
   std::optional<size_t> FindByName(std::string_view name) const;
@@ -169,6 +177,8 @@ class Manifest {
   // Directories and symlinks recorded by stitchfs's writer, in manifest order.
   size_t num_nodes() const { return t_.nodes.size(); }
   Node node(size_t i) const;
+  // node(i).meta, viewed in place (REQUIRES: i < num_nodes()).
+  const PosixMeta& node_meta(size_t i) const { return t_.nodes[i].meta; }
   // A 64-bit digest of everything a mount shows of this backup: each name (in name order) with
   // its size, checksum and metadata, and the folders and symlinks. Two manifests with the same
   // signature show the same tree with the same inode numbers and bytes (a backup flattened in

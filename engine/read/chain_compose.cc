@@ -101,10 +101,9 @@ std::vector<uint32_t> SameNames(const Manifest& m, const Manifest& bm) {
 // Opens chains as chain_compose.h says. Not thread-safe.
 class ChainComposer {
  public:
-  static StatusOr<std::unique_ptr<ResolvedBackup>> OpenTop(const std::string& dir,
+  static StatusOr<std::unique_ptr<ResolvedBackup>> OpenTop(std::shared_ptr<const Backup> top,
                                                            const ChainOptions& options,
                                                            const ResolveOptions& r) {
-    ASSIGN_OR_RETURN(std::shared_ptr<const Backup> top, OpenBackup(dir, options));
     if (r.prefixes) return ResolveByWalk(std::move(top), options, r);
     ASSIGN_OR_RETURN(auto out, ChainComposer(options, true).OpenUp(std::move(top)));
     if (auto origins = OriginsAsAsked(*out, out->tables().origins, r, options)) {
@@ -384,7 +383,14 @@ void ChainComposer::ComposeOrigins(const Manifest& m, const ResolvedBackup& base
 StatusOr<std::unique_ptr<ResolvedBackup>> OpenChain(const std::string& dir,
                                                     const ChainOptions& options,
                                                     const ResolveOptions& r) {
-  return ChainComposer::OpenTop(dir, options, r);
+  ASSIGN_OR_RETURN(std::shared_ptr<const Backup> top, OpenBackup(dir, options));
+  return ChainComposer::OpenTop(std::move(top), options, r);
+}
+
+StatusOr<std::unique_ptr<ResolvedBackup>> OpenChain(std::shared_ptr<const Backup> top,
+                                                    const ChainOptions& options,
+                                                    const ResolveOptions& r) {
+  return ChainComposer::OpenTop(std::move(top), options, r);
 }
 
 Status WriteResolvedIndex(const std::string& dir, const ResolvedBackup& base,

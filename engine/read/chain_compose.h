@@ -24,6 +24,10 @@ inline constexpr size_t kMaxCompose = 200;
 StatusOr<std::unique_ptr<ResolvedBackup>> OpenChain(const std::string& dir,
                                                     const ChainOptions& options,
                                                     const ResolveOptions& r);
+// The same for a top already opened (OpenBackup).
+StatusOr<std::unique_ptr<ResolvedBackup>> OpenChain(std::shared_ptr<const Backup> top,
+                                                    const ChainOptions& options,
+                                                    const ResolveOptions& r);
 
 // Keeps with the backup at `dir`, just written on `base` (opened with origins), its resolved
 // index, through options.storage (REQUIRES: set): the chain is not walked again. Nothing is

@@ -22,5 +22,11 @@ namespace stitchfs::engine {
 StatusOr<std::shared_ptr<const ResolvedBackup>> OpenResolved(const std::string& dir,
                                                              const ChainOptions& options,
                                                              const ResolveOptions& r = {});
+// The same for a backup already opened with OpenBackup (chain_walk.h) through the same
+// options: lets a caller start work on the top's manifest (a mount's inode table) on another
+// core while the chain resolves. The result's top() is `top`.
+StatusOr<std::shared_ptr<const ResolvedBackup>> OpenResolved(std::shared_ptr<const Backup> top,
+                                                             const ChainOptions& options,
+                                                             const ResolveOptions& r = {});
 
 }  // namespace stitchfs::engine

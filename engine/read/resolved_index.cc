@@ -233,25 +233,25 @@ Status CheckExtents(const Decoded& d, const Manifest& m) {
     return Malformed("counts");
   }
   for (size_t i = 0; i < n; ++i) {
-    const FileEntry e = m.entry(i);
-    const bool rep = e.size > 0 && m.IsContentRep(i);
+    const uint64_t size = m.size(i), base_size = m.base_size(i);
+    const bool rep = size > 0 && m.IsContentRep(i), uses_base = base_size > 0;
     const uint32_t from = d.first.empty() ? 0 : d.first[i];
     const uint32_t to = d.first.empty() ? 0 : d.first[i + 1];
-    if (from > to || to > d.extents.size() || (from != to && !(rep && e.uses_base())) ||
-        (rep && e.uses_base() && from == to)) {
+    if (from > to || to > d.extents.size() || (from != to && !(rep && uses_base)) ||
+        (rep && uses_base && from == to)) {
       return Malformed("extents of entry " + std::to_string(i));
     }
     uint64_t total = 0;
     for (uint32_t k = from; k < to; ++k) {
       const FlatExtent& x = d.extents[k];
       const bool own = x.file == ResolvedBackup::kOwnFile;
-      if (own ? (x.level != 0 || k + 1 != to || x.length != e.stored_size())
+      if (own ? (x.level != 0 || k + 1 != to || x.length != size - base_size)
               : (x.file >= d.files.size() || d.files[x.file].level != x.level)) {
         return Malformed("extent of entry " + std::to_string(i));
       }
       total += x.length;
     }
-    if (from != to && total != e.size) return Malformed("size of entry " + std::to_string(i));
+    if (from != to && total != size) return Malformed("size of entry " + std::to_string(i));
     if (!d.origins.empty() && d.origins[i].level >= d.levels.size()) return Malformed("origin");
   }
   if (!d.first.empty() && (d.first[0] != 0 || d.first[n] != d.extents.size())) {

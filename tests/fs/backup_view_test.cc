@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "engine/format/manifest_reader.h"
+#include "engine/read/chain_walk.h"
 #include "engine/read/open_resolved.h"
 #include "engine/write/snapshot_writer.h"
 #include "tests/fs/view_fixture.h"
@@ -52,6 +53,33 @@ TEST_F(ViewTest, AttributesOfABackupWithoutMetadata) {
 
   for (uint64_t ino : {uint64_t{0}, 2 * view_->NumInodes() + 2, ~uint64_t{0}}) {
     EXPECT_EQ(view_->Attr(ino).status().code(), ErrorCode::kEntryNotFound) << ino;
+  }
+}
+
+TEST_F(ViewTest, ATableBuiltAheadServesTheSameTreeAndAForeignOneIsBuiltAgain) {
+  // The mount opens the top, builds its tree on another core while the chain resolves
+  // (OpenResolved of the opened top), then hands the tree over.
+  engine::ChainOptions chain = testutil::LocalChain();
+  auto top = engine::OpenBackup(backup_->top().path(), chain);
+  ASSERT_OK(top.status());
+  InodeTable ahead = InodeTable::Build((*top)->manifest());
+  auto resolved = engine::OpenResolved(*top, chain);
+  ASSERT_OK(resolved.status());
+  EXPECT_EQ(&(*resolved)->top(), top->get()) << "the opened top is the resolved one's";
+  BackupView view(*resolved, std::move(ahead), Attr());
+  // One built from another manifest (the fixture's own open) is not used: rebuilt.
+  BackupView foreign(*resolved, InodeTable::Build(backup_->top().manifest()), Attr());
+  for (const BackupView* v : {&view, &foreign}) {
+    EXPECT_TRUE(v->table().IsOf((*resolved)->top().manifest()));
+    EXPECT_EQ(v->NumInodes(), view_->NumInodes());
+    for (const char* path : {"log/app.log", "copy/b.bin", "new/name.bin", "empty.txt"}) {
+      auto ino = Walk(*v, path);
+      ASSERT_OK(ino.status());
+      EXPECT_EQ(*ino, Ino(path)) << path;
+      auto st = v->Attr(*ino);
+      ASSERT_OK(st.status());
+      EXPECT_EQ(st->st_size, Stat(path).st_size) << path;
+    }
   }
 }
 

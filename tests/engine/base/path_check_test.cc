@@ -6,8 +6,8 @@ namespace stitchfs::engine {
 namespace {
 
 TEST(PathCheckTest, AcceptsNormalRelativePaths) {
-  for (const char* p :
-       {"a", "a/b", "data/db/t/all_1_1_0/x.bin", ".hidden", "a/..b", "...", "a/b.."}) {
+  for (const char* p : {"a", "a/b", "data/db/t/all_1_1_0/x.bin", ".hidden", "a/..b", "...", "a/b..",
+                        "..a/b", "a/.b/c", "a/.../b", "x/..y"}) {
     EXPECT_TRUE(CheckRelativePath(p).ok()) << p;
   }
 }
@@ -19,6 +19,9 @@ TEST(PathCheckTest, RejectsUnsafeOrDegeneratePaths) {
       {"a/../b", ErrorCode::kInsecurePath}, {"a/..", ErrorCode::kInsecurePath},
       {"a//b", ErrorCode::kInsecurePath},   {"./a", ErrorCode::kInsecurePath},
       {"a/./b", ErrorCode::kInsecurePath},  {"a/", ErrorCode::kInsecurePath},
+      {"/", ErrorCode::kInsecurePath},      {"a/b/..", ErrorCode::kInsecurePath},
+      {"a/.", ErrorCode::kInsecurePath},    {"../a", ErrorCode::kInsecurePath},
+      {"a/.//b", ErrorCode::kInsecurePath}, {"a/b//", ErrorCode::kInsecurePath},
   };
   for (const auto& [p, code] : bad) EXPECT_EQ(CheckRelativePath(p).code(), code) << p;
   EXPECT_EQ(CheckRelativePath(std::string_view("a\0b", 3)).code(), ErrorCode::kInsecurePath);
