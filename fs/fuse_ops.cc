@@ -11,6 +11,7 @@
 
 #include "engine/base/error_table.h"
 #include "fs/namespace.h"
+#include "fs/page_trim.h"
 #include "fs/sequential_check.h"
 #include "fs/walk_ahead.h"
 
@@ -38,6 +39,7 @@ void Guard(fuse_req_t req, Fn fn) {
   try {
     MountContext& ctx = Ctx(req);
     if (ctx.after_init) std::call_once(ctx.after_init_once, ctx.after_init);
+    if (ctx.trim != nullptr) ctx.trim->Busy();
     fn();
   } catch (const std::bad_alloc&) {
     fuse_reply_err(req, ENOMEM);

@@ -29,6 +29,7 @@
 #include "fs/backup_view.h"
 #include "fs/fuse_ops.h"
 #include "fs/options.h"
+#include "fs/page_trim.h"
 #include "fs/sequential_check.h"
 #include "fs/serve_loop.h"
 #include "fs/store_view.h"
@@ -174,7 +175,10 @@ int Mount(sfs::MountContext& state, const sfs::Options& o, const char* argv0) {
     walk = std::make_unique<sfs::WalkAhead>(*state.ns, limits);
     state.walk = walk.get();
   }
+  sfs::PageTrim trim;
+  state.trim = &trim;
   const int ret = Serve(se.get(), o);
+  state.trim = nullptr;
   state.walk = nullptr;
   walk.reset();
   state.listing.Stop();

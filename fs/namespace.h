@@ -89,6 +89,7 @@ class Namespace {
 };
 
 class WalkAhead;
+class PageTrim;
 
 // The session's userdata.
 struct MountContext {
@@ -108,6 +109,7 @@ struct MountContext {
   // Linux 4.20 and later); else each OPEN is answered, and RELEASE follows.
   bool kernel_opens = false;
   WalkAhead* walk = nullptr;  // Reading ahead of tree walks, when on (owned by the mount).
+  PageTrim* trim = nullptr;   // Releasing mapped pages after use (owned by the mount).
 };
 
 // Logs one line (stderr in the foreground, syslog otherwise).

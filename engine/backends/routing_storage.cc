@@ -73,10 +73,6 @@ StatusOr<SharedBytes> RoutingStorage::ReadIndex(const BackupFolder& folder) cons
   return s->ReadIndex(folder);
 }
 
-void RoutingStorage::PrefetchIndex(const BackupFolder& folder) const {
-  if (auto s = For(folder.path()); s.ok()) (*s)->PrefetchIndex(folder);
-}
-
 Status RoutingStorage::WriteIndex(const BackupFolder& folder, std::string_view bytes) const {
   ASSIGN_OR_RETURN(const Storage* s, For(folder.path()));
   return s->WriteIndex(folder, bytes);

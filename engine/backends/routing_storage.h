@@ -42,7 +42,6 @@ class RoutingStorage final : public Storage {
       const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
       uint64_t declared_size) const override;
   StatusOr<SharedBytes> ReadIndex(const BackupFolder& folder) const override;
-  void PrefetchIndex(const BackupFolder& folder) const override;
   Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const override;
   StatusOr<std::vector<StoreFolder>> ScanStore(const std::string& location) const override;
   int64_t StoreRescanNs(const std::string& location) const override;

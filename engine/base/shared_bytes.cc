@@ -5,19 +5,46 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <unordered_set>
 
 #include "engine/base/posix_file.h"
 
 namespace stitchfs::engine {
 namespace {
 
+class Mapping;
+
+// Every live Mapping, so that ReleaseMappedPages finds them. The lock is held from before a
+// mapping is advised until after, and a mapping is unmapped under it: an address range is never
+// advised after it was unmapped (and perhaps reused by other memory).
+struct Mappings {
+  std::mutex mu;
+  std::unordered_set<const Mapping*> live;
+  static Mappings& Get() {
+    static Mappings* all = new Mappings;  // Never destroyed: mappings may outlive main.
+    return *all;
+  }
+};
+
 // Owns one mapping.
 class Mapping {
  public:
-  Mapping(void* addr, size_t size) : addr_(addr), size_(size) {}
+  Mapping(void* addr, size_t size) : addr_(addr), size_(size) {
+    Mappings& all = Mappings::Get();
+    std::lock_guard<std::mutex> lock(all.mu);
+    all.live.insert(this);
+  }
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
-  ~Mapping() { ::munmap(addr_, size_); }
+  ~Mapping() {
+    Mappings& all = Mappings::Get();
+    std::lock_guard<std::mutex> lock(all.mu);
+    all.live.erase(this);
+    ::munmap(addr_, size_);
+  }
+  // REQUIRES: Mappings::Get().mu held.
+  size_t Release() const { return ::madvise(addr_, size_, MADV_DONTNEED) == 0 ? size_ : 0; }
 
  private:
   void* addr_;
@@ -47,6 +74,14 @@ StatusOr<SharedBytes> SharedBytes::Read(int fd, size_t size, const std::string& 
   auto [out, dst] = Allocate(size);
   RETURN_IF_ERROR(PreadFully(fd, 0, dst, name));
   return out;
+}
+
+size_t SharedBytes::ReleaseMappedPages() {
+  Mappings& all = Mappings::Get();
+  std::lock_guard<std::mutex> lock(all.mu);
+  size_t bytes = 0;
+  for (const Mapping* m : all.live) bytes += m->Release();
+  return bytes;
 }
 
 StatusOr<SharedBytes> SharedBytes::Map(int fd, size_t size, const std::string& name,

@@ -29,6 +29,14 @@ class SharedBytes {
   static StatusOr<SharedBytes> Map(int fd, size_t size, const std::string& name,
                                    bool populate = false);
 
+  // Drops this process's page-table entries of every mapping Map made and that is still alive
+  // (madvise MADV_DONTNEED): the bytes stay in the page cache, shared with whoever else reads
+  // the file, and come back with a minor fault when touched again. Nothing is lost: mappings are
+  // read-only and private, never written. So that a long-lived reader (a mount) holds only what
+  // it touched lately, not every page it ever touched, in its resident set. The bytes of the
+  // mappings covered.
+  static size_t ReleaseMappedPages();
+
   std::string_view view() const { return view_; }
   // Keeps the bytes alive for whoever holds views into them.
   const std::shared_ptr<const void>& owner() const { return owner_; }

@@ -97,7 +97,8 @@ std::optional<SharedBytes> ManifestCache::LoadIndex(std::string_view key) const 
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   struct stat st;
   if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  auto bytes = SharedBytes::Map(fd.get(), static_cast<size_t>(st.st_size), path);
+  // Populated: decoding checks every record of it at once.
+  auto bytes = SharedBytes::Map(fd.get(), static_cast<size_t>(st.st_size), path, /*populate=*/true);
   if (!bytes.ok()) return std::nullopt;
   ::futimens(fd.get(), nullptr);  // Recently used.
   return std::move(*bytes);

@@ -40,10 +40,11 @@ class ManifestCache {
   // no cache file holds a secret, and one kept without it could not open its base.
   void Store(const ManifestIdentity& id, const Manifest& m) const;
 
-  // Resolved indexes (ResolvedIndex) of backups that have none of their own, by a key of the
-  // caller's (the same rules: best effort, least recently used go first). Load gives nullopt
-  // on a miss, else the file mapped (cache files are replaced, never cut short); Drop removes
-  // one found stale.
+  // Resolved indexes (ResolvedIndex) of backups, by a key of the caller's: built for backups
+  // that have none of their own, copied for those that do so that they are mapped rather than
+  // read into memory (the same rules: best effort, least recently used go first). Load gives
+  // nullopt on a miss, else the file mapped (cache files are replaced, never cut short); Drop
+  // removes one found stale.
   std::optional<SharedBytes> LoadIndex(std::string_view key) const;
   void StoreIndex(std::string_view key, std::string_view bytes) const;
   void DropIndex(std::string_view key) const;

@@ -236,34 +236,41 @@ class ChainComposer {
     return nullptr;
   }
 
-  // An index of the backup at `path` whose `.backup` is `id` (its own, else the cache's), found
-  // without reading its manifest; nullopt if it has none.
+  // An index of the backup at `path` whose `.backup` is `id` (the cache's copy, else its own, as
+  // FromIndex prefers), found without reading its manifest; nullopt if it has none.
   std::optional<SharedBytes> FindIndex(const std::string& path, const ManifestIdentity& id) const {
-    auto folder = o_.storage->OpenFolder(path);
-    if (folder.ok()) {
-      auto own = o_.storage->ReadIndex(**folder);
-      if (own.ok()) return std::move(*own);
+    if (o_.cache != nullptr) {
+      if (auto cached = o_.cache->LoadIndex(CacheKey(path, id))) return cached;
     }
-    if (o_.cache == nullptr) return std::nullopt;
-    return o_.cache->LoadIndex(CacheKey(path, id));
+    auto folder = o_.storage->OpenFolder(path);
+    if (!folder.ok()) return std::nullopt;
+    auto own = o_.storage->ReadIndex(**folder);
+    if (!own.ok()) return std::nullopt;
+    return std::move(*own);
   }
 
+  // The per-user cache's copy first: mapped, so its pages are shared, reclaimable and released
+  // by a mount after use, where the backup's own index (not ours to map: it could be cut short
+  // under us) is read into memory of the process's own; a valid own index is copied there for
+  // the next open. Either is trusted only as ResolvedIndex::Decode checks it against the chain
+  // as it is now.
   std::unique_ptr<ResolvedBackup> FromIndex(const std::shared_ptr<const Backup>& top,
                                             const ChainOptions& o) const {
-    auto own = o.storage->ReadIndex(*top->folder());
-    if (own.ok()) {
-      auto r = ResolvedIndex::Decode(*own, top, o, /*keep_origins=*/true);
-      if (r.ok()) return std::move(*r);
-    }
     const ManifestCache* cache = o_.cache;
-    if (cache == nullptr) return nullptr;
-    const std::string key = CacheKey(top->path(), top->identity());
-    auto cached = cache->LoadIndex(key);
-    if (!cached) return nullptr;
-    auto r = ResolvedIndex::Decode(*cached, top, o, /*keep_origins=*/true);
-    if (r.ok()) return std::move(*r);
-    cache->DropIndex(key);
-    return nullptr;
+    const std::string key = cache ? CacheKey(top->path(), top->identity()) : std::string();
+    if (cache != nullptr) {
+      if (auto cached = cache->LoadIndex(key)) {
+        auto r = ResolvedIndex::Decode(*cached, top, o, /*keep_origins=*/true);
+        if (r.ok()) return std::move(*r);
+        cache->DropIndex(key);
+      }
+    }
+    auto own = o.storage->ReadIndex(*top->folder());
+    if (!own.ok()) return nullptr;
+    auto r = ResolvedIndex::Decode(*own, top, o, /*keep_origins=*/true);
+    if (!r.ok()) return nullptr;
+    if (cache != nullptr) cache->StoreIndex(key, own->view());
+    return std::move(*r);
   }
 
   void Remember(const ResolvedBackup& r) const {

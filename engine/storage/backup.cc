@@ -15,8 +15,6 @@ namespace stitchfs::engine {
 StatusOr<std::shared_ptr<const Backup>> Backup::Open(const Storage& storage, const std::string& dir,
                                                      const ManifestCache* cache) {
   ASSIGN_OR_RETURN(auto folder, storage.OpenFolder(dir));
-  // Opening a backup is mostly followed by resolving it: its index is read meanwhile.
-  storage.PrefetchIndex(*folder);
   ASSIGN_OR_RETURN(ManifestSource source, storage.OpenManifest(*folder));
   const ManifestIdentity id = source.identity;
   const uint64_t bytes = source.bytes->size();  // (The identity's size may be another's.)

@@ -126,10 +126,6 @@ class Storage {
   // locally), read whole into memory of its own (never mapped: the file is not ours to keep
   // from being cut short): kBackupNotFound if there is none, kIOError.
   virtual StatusOr<SharedBytes> ReadIndex(const BackupFolder& folder) const = 0;
-  // A hint that ReadIndex(folder) comes soon: a storage that can starts reading it in the
-  // background (local files: the kernel's readahead), so that the read overlaps the manifest's
-  // load. Never fails, never blocks on the bytes; by default nothing.
-  virtual void PrefetchIndex(const BackupFolder& folder) const { (void)folder; }
   // Keeps `bytes` as that index, replacing any atomically (readers see the old or the new).
   virtual Status WriteIndex(const BackupFolder& folder, std::string_view bytes) const = 0;
   // The backups of the store at `location`, sorted by name: its sub-folders (or prefixes) that

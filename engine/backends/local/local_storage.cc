@@ -104,13 +104,6 @@ StatusOr<SharedBytes> LocalStorage::ReadIndex(const BackupFolder& folder) const 
   return SharedBytes::Read(fd->get(), static_cast<size_t>(st.st_size), name);
 }
 
-void LocalStorage::PrefetchIndex(const BackupFolder& folder) const {
-  auto dir = FolderFd(folder);
-  if (!dir.ok()) return;
-  auto fd = OpenBeneath((*dir)->get(), std::string(kIndexFile));
-  if (fd.ok()) ::posix_fadvise(fd->get(), 0, 0, POSIX_FADV_WILLNEED);
-}
-
 Status LocalStorage::WriteIndex(const BackupFolder& folder, std::string_view bytes) const {
   ASSIGN_OR_RETURN(const LocalFolder* local, FolderAs<LocalFolder>(folder));
   ASSIGN_OR_RETURN(UniqueFd dir, local->Reopen());

@@ -3,8 +3,12 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
+#include <string>
+#include <thread>
 
 #include "engine/base/unique_fd.h"
 #include "tests/testutil/fixture.h"
@@ -56,6 +60,56 @@ TEST_F(SharedBytesTest, AShortFileIsAnErrorAndNothingIsEmpty) {
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->view().empty());
   EXPECT_TRUE(SharedBytes::Copy("").view().empty());
+}
+
+// The resident bytes (smaps "Rss") of this process's mapping that starts at `addr`.
+size_t ResidentKb(const void* addr) {
+  char start[32];
+  std::snprintf(start, sizeof(start), "%lx-", reinterpret_cast<unsigned long>(addr));
+  std::ifstream smaps("/proc/self/smaps");
+  bool in = false;
+  for (std::string line; std::getline(smaps, line);) {
+    if (line.rfind(start, 0) == 0) in = true;
+    if (in && line.rfind("Rss:", 0) == 0) return std::stoul(line.substr(4));
+  }
+  ADD_FAILURE() << "no mapping at " << start;
+  return 0;
+}
+
+TEST_F(SharedBytesTest, ReleasedMappedPagesLeaveTheResidentSetAndReadTheSameAfter) {
+  const std::string bytes = testutil::RandomBytes(4 << 20, 9);
+  UniqueFd fd = Write(bytes);
+  ASSERT_TRUE(fd);
+  auto mapped = SharedBytes::Map(fd.get(), bytes.size(), "f", /*populate=*/true);
+  ASSERT_TRUE(mapped.ok());
+  const void* addr = mapped->view().data();
+  EXPECT_GE(ResidentKb(addr), size_t{4 << 10}) << "populated";
+  EXPECT_GE(SharedBytes::ReleaseMappedPages(), bytes.size());
+  EXPECT_EQ(ResidentKb(addr), 0u) << "released";
+  EXPECT_EQ(mapped->view(), bytes) << "touched again: the same bytes, from the page cache";
+  EXPECT_GE(ResidentKb(addr), size_t{4 << 10});
+  // Bytes read into memory of their own are never released (they would read as zeros).
+  auto read = SharedBytes::Read(fd.get(), bytes.size(), "f");
+  ASSERT_TRUE(read.ok());
+  SharedBytes::ReleaseMappedPages();
+  EXPECT_EQ(read->view(), bytes);
+}
+
+TEST_F(SharedBytesTest, ReleasingWhileMappingsComeAndGoIsSafe) {
+  const std::string bytes = testutil::RandomBytes(256 << 10, 10);
+  UniqueFd fd = Write(bytes);
+  ASSERT_TRUE(fd);
+  std::atomic<bool> done{false};
+  std::thread releaser([&] {
+    while (!done.load()) SharedBytes::ReleaseMappedPages();
+  });
+  for (int i = 0; i < 300; ++i) {
+    auto mapped = SharedBytes::Map(fd.get(), bytes.size(), "f", i % 2 == 0);
+    ASSERT_TRUE(mapped.ok());
+    ASSERT_EQ(mapped->view(), bytes);
+  }  // (Each mapping is unmapped here, perhaps while the releaser runs.)
+  done = true;
+  releaser.join();
 }
 
 }  // namespace

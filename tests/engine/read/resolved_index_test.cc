@@ -207,6 +207,46 @@ TEST_F(ResolvedIndexTest, AMappedIndexOutlivesItsCacheFileBeingReplaced) {
   EXPECT_EQ(before, Walked("b2"));
 }
 
+TEST_F(ResolvedIndexTest, AnOwnIndexIsCopiedToTheCacheAndReadFromThereAfter) {
+  auto composed = Open("b2", Options());
+  ASSERT_TRUE(composed);
+  const std::string want = Describe(*composed);
+  const std::string own = ResolvedIndex::Encode(*composed);
+  fs::create_directories(dir_ / "b2/.stitchfs");
+  testutil::WriteFile(dir_ / "b2/.stitchfs/index", own);  // As the writer keeps one.
+  for (const std::string& f : IndexFiles(cache_dir_.path())) fs::remove(f);
+  // The own index is read (the cache has none) and copied there for the next open.
+  auto first = Open("b2", Options());
+  ASSERT_TRUE(first);
+  EXPECT_EQ(Describe(*first), want);
+  std::vector<std::string> cached = IndexFiles(cache_dir_.path());
+  ASSERT_EQ(cached.size(), 1u);
+  EXPECT_EQ(testutil::ReadFile(cached[0]), own);
+  // Next time the cache's copy is used (mapped): the own one is not even read.
+  testutil::WriteFile(dir_ / "b2/.stitchfs/index", "damaged");
+  ChainOptions o = Options();
+  auto second = Open("b2", o);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(o.backups->kept_bytes(), second->top().manifest().MemoryUsage())
+      << "from an index: no manifest of a base read";
+  EXPECT_EQ(Describe(*second), want);
+  // A damaged copy is dropped and the own index, valid again, copied anew.
+  testutil::WriteFile(dir_ / "b2/.stitchfs/index", own);
+  testutil::WriteFile(cached[0], own.substr(0, own.size() / 2));
+  auto third = Open("b2", Options());
+  ASSERT_TRUE(third);
+  EXPECT_EQ(Describe(*third), want);
+  cached = IndexFiles(cache_dir_.path());
+  ASSERT_EQ(cached.size(), 1u);
+  EXPECT_EQ(testutil::ReadFile(cached[0]), own);
+  // Both damaged: composed again from the manifests, as without any index.
+  testutil::WriteFile(dir_ / "b2/.stitchfs/index", "damaged");
+  testutil::WriteFile(cached[0], "damaged too");
+  auto fourth = Open("b2", Options());
+  ASSERT_TRUE(fourth);
+  EXPECT_EQ(Describe(*fourth), want);
+}
+
 TEST_F(ResolvedIndexTest, AStorageRefusesAFolderAnotherStorageMade) {
   auto r = Open("b2", Options());
   ASSERT_TRUE(r);
