@@ -431,4 +431,44 @@ check "rsync -H copies stay exact" diff -r --no-dereference "$work/rsh/g1" "$wor
 check "the changed file is not linked" test "$(stat -c %h "$work/rsh/g1/logs/big.log")" = 1
 umnt "$work/sh"
 
+# --- the resident set: cached manifest and index mapped, released after use --------------------
+# A tree whose manifest is cached (1 MiB or more) over three backups, so the top keeps its own
+# resolved index: the mount maps both from its cache folder, and a second after a walk neither
+# is in the daemon's resident set (the bytes stay in the page cache).
+T=$work/many
+for d in $(seq 150); do
+  mkdir -p "$T/d$d"
+  (cd "$T/d$d" && seq -f "column_of_a_wide_table_%04g.bin" 60 | xargs touch)
+done
+printf 'grows' > "$T/d1/log"
+export STITCH_CACHE_DIR=$work/rss-cache
+"$STITCH" backup "$T" "$work/rss/r0" >/dev/null 2>&1 || bad "backup r0"
+printf ' more' >> "$T/d1/log"
+"$STITCH" backup "$T" "$work/rss/r1" --base "$work/rss/r0" >/dev/null 2>&1 || bad "backup r1"
+printf ' again' >> "$T/d1/log"
+"$STITCH" backup "$T" "$work/rss/r2" --base "$work/rss/r1" >/dev/null 2>&1 || bad "backup r2"
+check "the top keeps its own index" test -s "$work/rss/r2/.stitchfs/index"
+manifest_bytes=$(stat -c %s "$work/rss/r2/.backup")
+check "its manifest is large enough to be cached ($manifest_bytes bytes)" test "$manifest_bytes" -ge 1048576
+mnt "$work/rss/r2" "$work/rm"
+umnt "$work/rm"
+check "the manifest is cached" compgen -G "$STITCH_CACHE_DIR/*.manifest" >/dev/null
+# has_copy FILE DIR: DIR holds a file ending in .index with FILE's bytes.
+has_copy() { local f; for f in "$2"/*.index; do cmp -s "$1" "$f" && return 0; done; return 1; }
+check "and the backup's own index copied beside it" has_copy "$work/rss/r2/.stitchfs/index" "$STITCH_CACHE_DIR"
+mnt "$work/rss/r2" "$work/rm"
+daemon=$(pgrep -n -f "stitchfs $work/rss/r2 $work/rm")
+check "a walk reads the tree" diff -r "$T" "$work/rm"
+# mapped_kb PATTERN: resident KiB of the daemon's mappings of files matching PATTERN.
+mapped_kb() {
+  awk -v p="$1" '/^[0-9a-f]+-/{f=($6 ~ p)} f && /^Rss:/{kb+=$2} END{print kb+0}' "/proc/$daemon/smaps"
+}
+walked=$(mapped_kb '\.(manifest|index)$')
+check "the walk mapped the cache's files ($walked KiB)" test "$walked" -gt 0
+released() { [ "$(mapped_kb '\.(manifest|index)$')" = 0 ]; }
+check "and they leave the daemon's resident set after it" wait_for released
+check "read again, they read the same" diff -r "$T" "$work/rm"
+umnt "$work/rm"
+unset STITCH_CACHE_DIR
+
 finish
