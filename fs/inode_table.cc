@@ -21,26 +21,46 @@ std::string_view LeafOf(std::string_view path) {
 
 constexpr uint32_t kUnset = UINT32_MAX;  // first_child before the children are laid out.
 
-// Collects (parent ino, name, child ino) while inodes are created.
+// A folder's child folder: (parent inode, leaf name).
+struct DirKey {
+  uint32_t parent;
+  std::string_view leaf;
+  bool operator==(const DirKey&) const = default;
+};
+struct DirKeyHash {
+  size_t operator()(const DirKey& k) const {
+    return std::hash<std::string_view>()(k.leaf) * 31 + k.parent;
+  }
+};
+
+// Collects (parent ino, name, child ino) while inodes are created. Folders are found component
+// by component from the root, keyed by (parent, leaf): the work is linear in the length of the
+// paths asked for, however deep (a full path per folder level made it quadratic in the depth).
 class Builder {
  public:
   explicit Builder(std::vector<Inode>* inodes) : inodes_(inodes) {
     inodes_->push_back({InodeType::kDir, InodeTable::kRoot, InodeTable::kNoRef, kUnset, 2});
-    dirs_[std::string_view()] = InodeTable::kRoot;
   }
 
-  // The folder inode for `path`, created (with its parents) if missing. Names come sorted, so
-  // the last folder asked for is remembered.
+  // The folder inode for `path` (a view into the manifest's names), created (with its parents)
+  // if missing, parents first. Names come sorted, so the last folder asked for is remembered.
   uint32_t Dir(std::string_view path) {
-    if (path == last_path_ && last_ino_ != 0) return last_ino_;
-    uint32_t ino;
-    if (auto it = dirs_.find(path); it != dirs_.end()) {
+    if (path.empty()) return InodeTable::kRoot;
+    if (last_ino_ != 0 && path == last_path_) return last_ino_;
+    uint32_t ino = InodeTable::kRoot;
+    for (size_t start = 0;;) {
+      const size_t slash = std::min(path.find('/', start), path.size());
+      const std::string_view leaf = path.substr(start, slash - start);
+      auto [it, added] = dirs_.try_emplace(DirKey{ino, leaf}, 0);
+      if (added) {
+        it->second = New(InodeType::kDir, ino, InodeTable::kNoRef);
+        AddLink(ino, leaf, it->second);
+        if (has_dirs_.size() <= ino) has_dirs_.resize(ino + 1);
+        has_dirs_[ino] = true;
+      }
       ino = it->second;
-    } else {
-      const uint32_t parent = Dir(ParentOf(path));
-      ino = New(InodeType::kDir, parent, InodeTable::kNoRef);
-      dirs_[path] = ino;
-      AddLink(parent, LeafOf(path), ino);
+      if (slash == path.size()) break;
+      start = slash + 1;
     }
     last_path_ = path;
     last_ino_ = ino;
@@ -52,17 +72,10 @@ class Builder {
     return static_cast<uint32_t>(inodes_->size());
   }
 
-  void Link(std::string_view path, uint32_t ino) {
-    AddLink(Dir(ParentOf(path)), LeafOf(path), ino);
-  }
-  bool IsDir(std::string_view path) const { return dirs_.count(path) > 0; }
-  // Every folder path, sorted (for a merge against sorted names).
-  std::vector<std::string_view> SortedDirs() const {
-    std::vector<std::string_view> out;
-    out.reserve(dirs_.size());
-    for (const auto& [path, ino] : dirs_) out.push_back(path);
-    std::sort(out.begin(), out.end());
-    return out;
+  // True if folder `parent` has a child folder named `leaf`. Most folders hold files only (a
+  // part's columns): those answer without a lookup.
+  bool IsDir(uint32_t parent, std::string_view leaf) const {
+    return parent < has_dirs_.size() && has_dirs_[parent] && dirs_.count(DirKey{parent, leaf}) > 0;
   }
   void SetDirRef(std::string_view path, uint32_t node) { (*inodes_)[Dir(path) - 1].ref = node; }
 
@@ -79,7 +92,8 @@ class Builder {
 
  private:
   std::vector<Inode>* inodes_;
-  std::unordered_map<std::string_view, uint32_t> dirs_;
+  std::unordered_map<DirKey, uint32_t, DirKeyHash> dirs_;
+  std::vector<bool> has_dirs_;  // [ino]: the folder has a child folder.
   std::string_view last_path_;
   uint32_t last_ino_ = 0;
 };
@@ -125,12 +139,10 @@ InodeTable InodeTable::Build(const engine::Manifest& m) {
   // Names of one file (engine::LinkLeaders): the leader's inode, shared.
   const std::vector<uint32_t> leaders = engine::LinkLeaders(m);
   std::unordered_map<uint32_t, uint32_t> leader_ino;
-  const std::vector<std::string_view> dirs = b.SortedDirs();
-  auto next_dir = dirs.begin();
-  for (uint32_t i : m.by_name()) {  // Names sorted: a merge finds those that are folders.
+  for (uint32_t i : m.by_name()) {
     const std::string_view name = m.name(i);
-    while (next_dir != dirs.end() && *next_dir < name) ++next_dir;
-    if (next_dir != dirs.end() && *next_dir == name) continue;  // (CheckNames refuses it.)
+    const uint32_t parent = b.Dir(ParentOf(name));  // (Found: every folder exists by now.)
+    if (b.IsDir(parent, LeafOf(name))) continue;    // (CheckNames refuses it.)
     uint32_t ino = 0;
     if (leaders[i] != i) {
       auto it = leader_ino.find(leaders[i]);
@@ -143,11 +155,12 @@ InodeTable InodeTable::Build(const engine::Manifest& m) {
       ino = b.New(InodeType::kFile, 0, i);
       if (engine::LinkClaim(m.meta(i))) leader_ino.emplace(leaders[i], ino);
     }
-    b.Link(name, ino);
+    b.AddLink(parent, LeafOf(name), ino);
   }
   for (auto [name, node] : symlinks) {
-    if (b.IsDir(name)) continue;  // (CheckNames refuses it.)
-    b.Link(name, b.New(InodeType::kSymlink, 0, node));
+    const uint32_t parent = b.Dir(ParentOf(name));
+    if (b.IsDir(parent, LeafOf(name))) continue;  // (CheckNames refuses it.)
+    b.AddLink(parent, LeafOf(name), b.New(InodeType::kSymlink, 0, node));
   }
   const auto& links = b.links_;
   const std::vector<uint32_t> order = SortLinks(links, t.inodes_.size());

@@ -1,13 +1,28 @@
 #include "engine/format/hard_links.h"
 
+#include <xxhash.h>
+
+#include <random>
 #include <unordered_map>
 
 namespace stitchfs::engine {
 namespace {
 
+// (dev, ino) pairs come from the manifest, so a fixed hash of them can be collided on purpose
+// (every insert then walks one long bucket: quadratic). XXH3 with a seed drawn per process
+// cannot be aimed at.
+uint64_t ProcessSeed() {
+  static const uint64_t seed = [] {
+    std::random_device r;
+    return (uint64_t{r()} << 32) ^ r();
+  }();
+  return seed;
+}
+
 struct KeyHash {
   size_t operator()(const std::pair<uint64_t, uint64_t>& k) const {
-    return std::hash<uint64_t>()(k.first * 0x9e3779b97f4a7c15ULL ^ k.second);
+    const uint64_t words[2] = {k.first, k.second};
+    return static_cast<size_t>(XXH3_64bits_withSeed(words, sizeof words, ProcessSeed()));
   }
 };
 using LeaderMap = std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, KeyHash>;

@@ -36,6 +36,14 @@ Status CheckHeader(ManifestHeader* h) {
                ParseCivil(h->timestamp) ? "is outside 1970-01-01 00:00:00 .. 9999-12-31 23:59:59"
                                         : "is not a date-time YYYY-MM-DD hh:mm:ss");
   }
+  // Every <object_key> file's data file name carries the bucket's URL (twice its length, in
+  // hex): a long one would multiply a manifest's size in memory by as much.
+  for (const auto& [tag, value] : {std::pair{"original_endpoint", &h->original_endpoint},
+                                   std::pair{"original_namespace", &h->original_namespace}}) {
+    if (value->size() > kMaxObjectUrlPart) {
+      return bad(tag, *value, "is longer than " + std::to_string(kMaxObjectUrlPart) + " bytes");
+    }
+  }
   h->time = *t;
   return Status::OK();
 }

@@ -48,11 +48,14 @@ struct MissingFile {
 
 // The largest file size a manifest may declare: what off_t (and so stat and pread) can hold.
 constexpr uint64_t kMaxFileSize = INT64_MAX;
+// The longest <original_endpoint> and <original_namespace> a lightweight snapshot may give.
+constexpr size_t kMaxObjectUrlPart = 1024;
 
 // Checks the values of a header read from a manifest or the cache, and sets `time`: the uuid
 // (and base uuid, when not empty) in the canonical 8-4-4-4-12 hex form, the timestamp a
-// date-time within kMinBackupTime..kMaxBackupTime. kBackupDamaged naming the tag and the value
-// (escaped) otherwise; the caller adds the backup.
+// date-time within kMinBackupTime..kMaxBackupTime, the object storage's endpoint and namespace
+// at most kMaxObjectUrlPart bytes each. kBackupDamaged naming the tag and the value (escaped)
+// otherwise; the caller adds the backup.
 Status CheckHeader(ManifestHeader* h);
 
 // True if `s` is a UUID in the canonical 8-4-4-4-12 hex form (either case).

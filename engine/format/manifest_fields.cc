@@ -91,6 +91,8 @@ Status ManifestFields::ApplyHeader() {
   h.timestamp = *header_[kTimestamp];
   h.uuid = *header_[kUuid];
   h.base_backup_uuid = header_[kBaseUuid].opt();
+  h.original_endpoint = header_[kEndpoint].value_or("");
+  h.original_namespace = header_[kNamespace].value_or("");
   RETURN_IF_ERROR(CheckHeader(&h));
   if (header_[kDedup]) {
     auto b = ParseBool(*header_[kDedup]);
@@ -108,8 +110,6 @@ Status ManifestFields::ApplyHeader() {
     }
     h.copy_s3_credentials = *b;
   }
-  h.original_endpoint = header_[kEndpoint].value_or("");
-  h.original_namespace = header_[kNamespace].value_or("");
   if (header_[kAlgorithm]) {
     auto a = ParseChecksumAlgorithm(*header_[kAlgorithm]);
     if (!a) {

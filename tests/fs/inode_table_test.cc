@@ -41,6 +41,45 @@ TEST(InodeTableTest, ImpliedFoldersLookupAndSortedChildren) {
   EXPECT_EQ(st.st_mode, static_cast<mode_t>(S_IFREG | 0444));
 }
 
+TEST(InodeTableTest, InodesAreNumberedFoldersFirstThenFilesInPathOrder) {
+  // Inode numbers are positions: folders as first met in name order (parents first), then files
+  // in name order, which is the order a walk reads them (NextFile).
+  auto m = Parse(File("b/z") + File("b/a") + File("c") + File("b/sub/x"));
+  InodeTable t = InodeTable::Build(*m);
+  const uint32_t b = t.Lookup(InodeTable::kRoot, "b");
+  const uint32_t sub = t.Lookup(b, "sub");
+  EXPECT_EQ(b, 2u);
+  EXPECT_EQ(sub, 3u);
+  EXPECT_EQ(t.Lookup(b, "a"), 4u);
+  EXPECT_EQ(t.Lookup(sub, "x"), 5u);
+  EXPECT_EQ(t.Lookup(b, "z"), 6u);
+  EXPECT_EQ(t.Lookup(InodeTable::kRoot, "c"), 7u);
+  EXPECT_EQ(t.size(), 7u);
+}
+
+TEST(InodeTableTest, DeepFoldersAreFoundLevelByLevel) {
+  // Eight files 4,000 folders deep (a hostile manifest can go to 32,000 within the name limit):
+  // folders are keyed by (parent, leaf), so building costs the paths' length, not a hash of
+  // each folder's full path (quadratic in the depth).
+  constexpr int kDepth = 4000, kFiles = 8;
+  std::string files, deep;
+  for (int i = 0; i < kDepth; ++i) deep += "a/";
+  for (int k = 0; k < kFiles; ++k) files += File("x" + std::to_string(k) + "/" + deep + "f");
+  auto m = Parse(files);
+  InodeTable t = InodeTable::Build(*m);
+  EXPECT_EQ(t.size(), static_cast<size_t>(1 + kFiles * (1 + kDepth + 1)));
+  uint32_t ino = t.Lookup(InodeTable::kRoot, "x5");
+  for (int i = 0; i < kDepth && ino != 0; ++i) {
+    ASSERT_EQ(t.Children(*t.Get(ino)).size(), 1u);
+    ino = t.Lookup(ino, "a");
+  }
+  ASSERT_NE(ino, 0u);
+  const uint32_t f = t.Lookup(ino, "f");
+  ASSERT_NE(f, 0u);
+  EXPECT_EQ(t.Get(f)->type, InodeType::kFile);
+  EXPECT_EQ(t.Get(ino)->nlink, 2u);
+}
+
 // (A name that is both a file and a folder never reaches here: engine::CheckNames refuses the
 // manifest, name_check_test.cc.)
 TEST(InodeTableTest, HardLinksShareAnInode) {

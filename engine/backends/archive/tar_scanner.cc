@@ -52,17 +52,21 @@ bool ChecksumOk(const char* h) {
   return stored >= 0 && (static_cast<uint64_t>(stored) == unsigned_sum || stored == signed_sum);
 }
 
-// "./a/b" and "/a/b" as "a/b".
+// "./a/b" and "/a/b" as "a/b": the leading run of "./" and "/" found first, then erased once
+// (one erase per step moved the rest of the name each time: quadratic in a hostile name).
 std::string NormalName(std::string name) {
+  size_t start = 0;
   for (;;) {
-    if (name.starts_with("./")) {
-      name.erase(0, 2);
-    } else if (name.starts_with("/")) {
-      name.erase(0, 1);
+    if (name.compare(start, 2, "./") == 0) {
+      start += 2;
+    } else if (start < name.size() && name[start] == '/') {
+      start += 1;
     } else {
-      return name;
+      break;
     }
   }
+  name.erase(0, start);
+  return name;
 }
 
 }  // namespace

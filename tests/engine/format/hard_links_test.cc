@@ -81,5 +81,22 @@ TEST(HardLinksTest, ManyDisagreeingOlderNamesOfOneInodeAreUnlinkedInOnePass) {
   for (uint32_t i = 0; i < leaders.size(); ++i) ASSERT_EQ(leaders[i], i);
 }
 
+TEST(HardLinksTest, IdentitiesChosenToCollideInAFixedHashStayLinear) {
+  // dev * 0x9e3779b97f4a7c15 ^ ino was the same for every entry here: with that hash each insert
+  // walked one bucket of all the entries before it. Every identity is distinct: no links.
+  std::string files;
+  constexpr uint64_t kNames = 40000;
+  for (uint64_t i = 1; i <= kNames; ++i) {
+    const uint64_t ino = (i * 0x9e3779b97f4a7c15ULL) ^ 0x5555;
+    files += "<file><name>f" + std::to_string(100000 + i) + "</name><size>5</size><checksum>" +
+             std::string(32, 'a') + "</checksum><stitchfs_meta>644 0 0 1000 1000 " +
+             std::to_string(ino) + " " + std::to_string(i) + " 2</stitchfs_meta></file>";
+  }
+  auto m = Parse(files);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const auto leaders = LinkLeaders(**m);
+  for (uint32_t i = 0; i < leaders.size(); ++i) ASSERT_EQ(leaders[i], i);
+}
+
 }  // namespace
 }  // namespace stitchfs::engine

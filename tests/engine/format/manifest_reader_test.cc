@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 #include "engine/format/data_file_name.h"
 
@@ -154,6 +155,24 @@ TEST(ManifestReaderTest, LightweightSnapshotNamesItsObjects) {
                            "object/6162/k</data_file></file>"))
                 .code(),
             ErrorCode::kInsecurePath);
+  // Each object's data file name carries the bucket's URL: a 60 KB endpoint made 16,000 entries
+  // of a 2 MB manifest take 2 GB. The endpoint and namespace are bounded.
+  const std::string longer(kMaxObjectUrlPart + 1, 'e');
+  for (const auto& [tag, endpoint, ns] :
+       {std::tuple<std::string, std::string, std::string>{"original_endpoint", longer, "bkt"},
+        {"original_namespace", "https://s3.example.com/", longer}}) {
+    auto long_part = ParseManifest(
+        "<config><version>2</version><timestamp>2026-10-01 12:00:00</timestamp>"
+        "<uuid>11111111-2222-4333-8444-555555555555</uuid><original_endpoint>" +
+            endpoint + "</original_endpoint><original_namespace>" + ns +
+            "</original_namespace><contents/></config>",
+        "x");
+    ASSERT_FALSE(long_part.ok()) << tag;
+    EXPECT_EQ(long_part.status().code(), ErrorCode::kBackupDamaged);
+    EXPECT_NE(long_part.status().message().find("<" + tag + "> value"), std::string::npos)
+        << long_part.status().ToString();
+    EXPECT_NE(long_part.status().message().find("longer than 1024 bytes"), std::string::npos);
+  }
 }
 
 struct BadCase {

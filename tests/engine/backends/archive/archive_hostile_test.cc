@@ -241,6 +241,34 @@ TEST(HostileTarTest, LongNamesStopAtTheIndexBudget) {
   EXPECT_LT(budget.limits().index, 70 * kMiB);
 }
 
+// A member name opening with a megabyte of "/" and "./" (a pax path): normalized in one pass
+// (it took seconds per name when each step moved the rest of the name).
+TEST(HostileTarTest, LeadingSlashesAndDotsAreStrippedInOnePass) {
+  std::string tar;
+  const std::pair<std::string, std::string> names[] = {
+      {std::string(1000000, '/') + "d/slashes", "d/slashes"},
+      {[] {
+         std::string n;
+         while (n.size() < 900000) n += "./";
+         return n + "/./d/dots";
+       }(),
+       "d/dots"},
+      {"/./././/d/mixed", "d/mixed"},
+  };
+  for (const auto& [name, normal] : names) {
+    const std::string pax = testutil::PaxRecord("path", name);
+    tar += TarHeader("PaxHeader/n", pax.size(), 'x') + testutil::TarPadded(pax);
+    tar += TarHeader("n", 0, '0');
+  }
+  const std::string bytes = tar + std::string(1024, '\0');
+  IndexBudget budget = DefaultBudget(bytes);
+  auto built = Build(bytes, "names.tar", &budget);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  std::vector<std::string> got;
+  for (const auto& m : built->index.members) got.push_back(m.name);
+  EXPECT_EQ(got, (std::vector<std::string>{"d/dots", "d/mixed", "d/slashes"}));
+}
+
 // Many empty gzip members (20 bytes each) or bzip2 streams: each start of a decoder is work.
 TEST(HostileTarTest, EveryStreamStartIsWork) {
   std::string gz, bz;
