@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string>
 
 namespace stitchfs::engine {
 
@@ -95,12 +96,19 @@ class DeflateIndexer {
       if (ret == Z_BUF_ERROR && eof) return Corrupt(pass_.display, *z_, "it ends early");
       ASSIGN_OR_RETURN(bool go_on, Emit(kWindow - ring_pos_ - z_->avail_out));
       if (!go_on) return Status::OK();  // Far enough past a tar's end: the rest is not read.
+      if (count_.total - last_boundary_out_ > kMaxBlockOut) {
+        return Status::BackupDamaged("archive " + pass_.display + ": a deflate block decodes to " +
+                                     "more than " + std::to_string(kMaxBlockOut >> 20) +
+                                     " MiB, which no compressor writes: refused");
+      }
       if (ret == Z_STREAM_END) {
         ASSIGN_OR_RETURN(bool next, gzip_ ? NextMember() : StatusOr<bool>(false));
         if (!next) return Status::OK();
+        last_boundary_out_ = count_.total;
         continue;
       }
       const bool boundary = (z_->data_type & 128) && !(z_->data_type & 64);
+      if (boundary) last_boundary_out_ = count_.total;
       if (boundary && (new_member_ || count_.total - last_point_out_ >= kPointSpacing)) {
         RETURN_IF_ERROR(AddPoint(Consumed() * 8 - static_cast<uint64_t>(z_->data_type & 7)));
       }
@@ -187,6 +195,7 @@ class DeflateIndexer {
   size_t ring_pos_ = 0, ring_fill_ = 0;
   DecodeCount count_;  // count_.total: the stream's output so far.
   uint64_t member_start_ = 0, last_point_out_ = 0;
+  uint64_t last_boundary_out_ = 0;  // Output at the last block boundary (or stream start).
   bool new_member_ = true;
   uint32_t first_point_ = 0;
   uLong crc_ = 0;

@@ -15,12 +15,18 @@
 namespace stitchfs::engine {
 
 constexpr uint64_t kPointSpacing = 1 << 20;
+// The most one deflate block may decode to. A range is decoded from the restart point before it,
+// and points can only be at block boundaries: one block of gigabytes (a hostile archive's; zlib
+// writes at most about 8.4 MB, libdeflate about 300 KB) would be decoded whole into memory for
+// any read in it. Longer blocks are refused.
+constexpr uint64_t kMaxBlockOut = 16 << 20;
 
 // Decodes the deflate data at `[in_offset, in_offset + in_length)` of the pass's file (raw
 // deflate, or with `gzip` gzip members one after another, each member's CRC and length checked)
 // to the pass's sink, and appends restart points to `index`. Returns the stream (kDeflate, its
 // points in `index`). `*crc` receives the CRC-32 of the output. kBackupDamaged naming the pass's
-// display if the data is corrupt or ends early; kIOError from reading.
+// display if the data is corrupt or ends early, or a block decodes to more than kMaxBlockOut;
+// kIOError from reading.
 StatusOr<ArchiveStream> IndexDeflate(const DecodePass& pass, uint64_t in_offset, uint64_t in_length,
                                      bool gzip, ArchiveIndex* index, uint32_t* crc);
 

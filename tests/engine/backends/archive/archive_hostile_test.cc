@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <lzma.h>
 #include <xxhash.h>
+#include <zlib.h>
 
 #include <cstring>
 #include <memory>
@@ -267,6 +268,81 @@ TEST(HostileTarTest, LeadingSlashesAndDotsAreStrippedInOnePass) {
   std::vector<std::string> got;
   for (const auto& m : built->index.members) got.push_back(m.name);
   EXPECT_EQ(got, (std::vector<std::string>{"d/dots", "d/mixed", "d/slashes"}));
+}
+
+// Deflate written by hand: one final block with the fixed Huffman codes (RFC 1951, 3.2.6).
+class FixedBlock {
+ public:
+  FixedBlock() {
+    Bits(1, 1);  // BFINAL
+    Bits(1, 2);  // BTYPE 01
+  }
+  void Literal(unsigned char c) {
+    if (c < 144) {
+      Huffman(0x30 + c, 8);
+    } else {
+      Huffman(0x190 + c - 144, 9);
+    }
+  }
+  // A copy of 258 bytes from 1 byte back: length code 285 (8 bits), distance code 0 (5 bits).
+  void Repeat258() {
+    Huffman(0xC5, 8);
+    Huffman(0, 5);
+  }
+  std::string Finish() {
+    Huffman(0, 7);  // End of block.
+    if (fill_ > 0) out_.push_back(static_cast<char>(acc_));
+    return out_;
+  }
+
+ private:
+  void Bits(uint32_t v, int n) {
+    for (int i = 0; i < n; ++i) Bit((v >> i) & 1);
+  }
+  void Huffman(uint32_t code, int n) {  // Huffman codes go most significant bit first.
+    for (int i = n - 1; i >= 0; --i) Bit((code >> i) & 1);
+  }
+  void Bit(uint32_t b) {
+    acc_ |= b << fill_;
+    if (++fill_ < 8) return;
+    out_.push_back(static_cast<char>(acc_));
+    acc_ = 0;
+    fill_ = 0;
+  }
+  std::string out_;
+  uint32_t acc_ = 0;
+  int fill_ = 0;
+};
+
+// A .tar.gz whose 20 MiB member is one deflate block (a hostile writer's: zlib writes blocks of
+// at most about 8.4 MB). Any read in it would decode the whole block into memory: refused while
+// indexing. The same tar as zlib writes it reads.
+TEST(HostileTarTest, ADeflateBlockOfTensOfMegabytesIsRefused) {
+  const uint64_t size = 1 + 258 * uint64_t{81300};  // 20.0 MiB of 'a'.
+  const std::string header = TarHeader("data/big", size, '0');
+  const std::string tail(511 - (size + 511) % 512 + 1024, '\0');  // Padding, end of archive.
+  FixedBlock block;
+  for (unsigned char c : header) block.Literal(c);
+  block.Literal('a');
+  for (uint64_t i = 0; i < (size - 1) / 258; ++i) block.Repeat258();
+  for (unsigned char c : tail) block.Literal(c);
+  const std::string tar = header + std::string(size, 'a') + tail;
+  std::string gz("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10);
+  gz += block.Finish();
+  const uint32_t trailer[2] = {
+      static_cast<uint32_t>(::crc32(0, reinterpret_cast<const Bytef*>(tar.data()), tar.size())),
+      static_cast<uint32_t>(tar.size())};
+  gz.append(reinterpret_cast<const char*>(trailer), sizeof trailer);
+  ASSERT_LT(gz.size(), 200 * 1024u);
+  IndexBudget budget = DefaultBudget(gz);
+  ExpectDamaged(Build(gz, "one-block.tar.gz", &budget),
+                {"one-block.tar.gz", "a deflate block decodes to more than 16 MiB"});
+  const std::string zlib_made = Deflate(tar, 31);
+  IndexBudget ample = DefaultBudget(zlib_made);
+  auto built = Build(zlib_made, "ok.tar.gz", &ample);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  ASSERT_EQ(built->index.members.size(), 1u);
+  EXPECT_EQ(built->index.members[0].name, "data/big");
 }
 
 // Many empty gzip members (20 bytes each) or bzip2 streams: each start of a decoder is work.
