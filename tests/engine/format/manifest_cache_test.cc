@@ -247,6 +247,31 @@ TEST(ManifestFileTest, AHostileNameWithAValidChecksumIsStillRefused) {
   EXPECT_EQ(ReadFromFile(path).status().code(), ErrorCode::kBackupDamaged);
 }
 
+TEST(ManifestCacheTest, AnIndexFileTurnedIntoAFifoOrAFolderIsAMissWithoutWaiting) {
+  // Indexes are mapped from the cache now (a backup's own one is copied there): whatever takes
+  // an index file's place under it is a miss at once, and the next store replaces a FIFO.
+  TempDir dir;
+  ManifestCache cache(dir / "cache", 1 << 30);
+  const std::string bytes(70000, 'i');
+  cache.StoreIndex("key", bytes);
+  std::string file;
+  for (const auto& e : std::filesystem::directory_iterator(cache.dir())) {
+    if (e.path().extension() == ".index") file = e.path();
+  }
+  ASSERT_FALSE(file.empty());
+  ASSERT_TRUE(cache.LoadIndex("key").has_value());
+  ASSERT_EQ(::unlink(file.c_str()), 0);
+  ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+  EXPECT_FALSE(cache.LoadIndex("key").has_value()) << "a FIFO";
+  cache.StoreIndex("key", bytes);
+  auto again = cache.LoadIndex("key");
+  ASSERT_TRUE(again.has_value()) << "replaced by the next store";
+  EXPECT_EQ(again->view(), bytes);
+  ASSERT_EQ(::unlink(file.c_str()), 0);
+  ASSERT_EQ(::mkdir(file.c_str(), 0700), 0);
+  EXPECT_FALSE(cache.LoadIndex("key").has_value()) << "a folder";
+}
+
 TEST(ManifestCacheTest, StoresLoadsTrimsAndDropsDamage) {
   TempDir dir;
   ManifestCache cache(dir / "cache", 1 << 30);
