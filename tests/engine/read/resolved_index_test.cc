@@ -247,6 +247,26 @@ TEST_F(ResolvedIndexTest, AnOwnIndexIsCopiedToTheCacheAndReadFromThereAfter) {
   EXPECT_EQ(Describe(*fourth), want);
 }
 
+TEST_F(ResolvedIndexTest, ACacheThatCannotBeWrittenLeavesTheOwnIndexInUse) {
+  // A full disk, or a cache folder that cannot be made: the copy is not kept, nothing else
+  // changes (the own index is read, every time).
+  auto composed = Open("b2", Options());
+  ASSERT_TRUE(composed);
+  fs::create_directories(dir_ / "b2/.stitchfs");
+  testutil::WriteFile(dir_ / "b2/.stitchfs/index", ResolvedIndex::Encode(*composed));
+  testutil::WriteFile(cache_dir_.path() + "/not-a-folder", "x");
+  ManifestCache unwritable(cache_dir_.path() + "/not-a-folder/cache", uint64_t{1} << 30);
+  for (int i = 0; i < 2; ++i) {
+    ChainOptions o = Options();
+    o.cache = &unwritable;
+    auto b = Open("b2", o);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(o.backups->kept_bytes(), b->top().manifest().MemoryUsage()) << "from the index";
+    EXPECT_EQ(Describe(*b), Describe(*composed));
+  }
+  EXPECT_FALSE(fs::exists(cache_dir_.path() + "/not-a-folder/cache"));
+}
+
 TEST_F(ResolvedIndexTest, AStorageRefusesAFolderAnotherStorageMade) {
   auto r = Open("b2", Options());
   ASSERT_TRUE(r);
