@@ -117,4 +117,24 @@ check "verify reports both problems" grep -q "3 problems" <<<"$out"
 check "verify reports the dedup copy too" grep -q "PROBLEM store/copy.txt" <<<"$out"
 expect_exit 20 "has 100 bytes" -- "$STITCH" cat "$work/t/b2" data/db/log/data.bin
 
+# Names 4,000 folders deep (8 of them, a 130 KB manifest): ls -R prints every folder, each a
+# line of its whole path, with memory of a few words a line (whole paths kept for every folder
+# took the square of the depth: more than 250 MB here). The memory bound is checked where
+# `ulimit -v` means it (not under AddressSanitizer, which reserves terabytes).
+mkdir -p "$work/deep"
+{
+  printf '<config><version>1</version><timestamp>2026-10-01 12:00:00</timestamp>'
+  printf '<uuid>11111111-2222-4333-8444-555555555555</uuid><contents>'
+  deep=$(printf 'a/%.0s' $(seq 4000))
+  for i in 0 1 2 3 4 5 6 7; do printf '<file><name>x%s/%sf</name><size>0</size></file>' "$i" "$deep"; done
+  printf '</contents></config>'
+} >"$work/deep/.backup"
+limit=unlimited
+[ "${STITCHFS_SANITIZED:-0}" = 1 ] || limit=100000
+lines=$( (ulimit -v "$limit" && STITCH_CACHE_DIR=off "$STITCH" ls -R "$work/deep" | wc -l) )
+check "ls -R of deep names within 100 MB (8 x 4001 folders + 8 files)" test "$lines" = 32016
+json=$( (ulimit -v "$limit" && STITCH_CACHE_DIR=off "$STITCH" ls -R "$work/deep" --json) |
+  tr '{' '\n' | grep -o '"type":"[a-z]*"' | sort | uniq -c | tr -s ' ')
+check "ls -R --json of deep names, written an item at a time" test "$json" = "$(printf ' 32008 "type":"dir"\n 8 "type":"file"')"
+
 finish
