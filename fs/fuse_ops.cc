@@ -144,19 +144,19 @@ void OnReadlink(fuse_req_t req, fuse_ino_t ino) {
   });
 }
 
-// The readdirplus entry for `d`, entry `index` of folder `ino`: "." and ".." carry no
-// attributes (no lookup for them); files carry theirs only once something has asked for a
-// file's (see ListingPolicy), otherwise just their inode number and type. An entry whose
-// attributes cannot be had carries none either.
+// The readdirplus entry for `d`, entry `index` of folder `ino`: "." and ".." and costly
+// folders (DirEntry::costly) carry no attributes (no lookup for them); files carry theirs only once
+// something has asked for a file's (see ListingPolicy), otherwise just their inode number and type.
+// An entry whose attributes cannot be had carries none either.
 fuse_entry_param ListedEntry(fuse_req_t req, uint64_t ino, size_t index, const DirEntry& d) {
   const Namespace& ns = Ns(req);
   fuse_entry_param e = {};
   e.entry_timeout = ns.Timeout(ino);
-  if (index >= 2) {
+  if (index >= 2 && !d.costly) {
     auto full = Entry(ns, ino, d.ino);
     if (full.ok()) e = *full;
   }
-  if (index < 2) {
+  if (index < 2 || d.costly) {
     e.attr.st_ino = d.ino;
     e.attr.st_mode = S_IFDIR;
   } else if (!S_ISDIR(e.attr.st_mode) && !Ctx(req).listing.FileAttrs()) {
@@ -185,8 +185,12 @@ size_t AddEntries(fuse_req_t req, uint64_t ino, size_t off, bool plus,
     } else {
       struct stat st = {};
       st.st_ino = d.ino;
-      auto a = ns.Attr(d.ino);
-      st.st_mode = a.ok() ? a->st_mode : 0;
+      if (d.costly) {
+        st.st_mode = S_IFDIR;
+      } else {
+        auto a = ns.Attr(d.ino);
+        st.st_mode = a.ok() ? a->st_mode : 0;
+      }
       n = fuse_add_direntry(req, buf.data() + used, buf.size() - used, d.name.c_str(), &st, next);
     }
     if (n > buf.size() - used) break;

@@ -28,6 +28,9 @@ namespace stitchfs::fs {
 struct DirEntry {
   std::string name;
   uint64_t ino = 0;
+  // A folder whose attributes cost opening a backup (a store's backup folders): a listing gives
+  // its name and type only, and a stat or a lookup opens it.
+  bool costly = false;
 };
 
 // Thread-safe: handlers call it from many threads.

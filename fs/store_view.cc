@@ -40,11 +40,11 @@ StoreOptions WithCaches(StoreOptions o) {
   return o;
 }
 
-std::vector<DirEntry> Slice(std::vector<DirEntry> all, size_t offset, size_t max) {
+std::vector<DirEntry> Slice(const std::vector<DirEntry>& all, size_t offset, size_t max) {
   if (offset >= all.size()) return {};
-  all.erase(all.begin(), all.begin() + static_cast<ptrdiff_t>(offset));
-  if (all.size() > max) all.resize(max);
-  return all;
+  const size_t end = offset + std::min(max, all.size() - offset);
+  return std::vector<DirEntry>(all.begin() + static_cast<ptrdiff_t>(offset),
+                               all.begin() + static_cast<ptrdiff_t>(end));
 }
 
 }  // namespace
@@ -242,16 +242,19 @@ engine::StatusOr<std::vector<DirEntry>> StoreView::ReadDir(uint64_t ino, size_t 
   }
   if (!IsStoreFolder(ino)) return engine::Status::InvalidArgument("not a folder");
   if (ino == kRootIno && offset == 0) backups_.Rescan(/*force=*/false);
-  if (ino == kRootIno) return Slice(ListRoot(), offset, max);
-  if (ino == kGenerationsIno) return Slice(ListGenerations(), offset, max);
-  return ListLinks(ino, offset, max);
+  const uint64_t version = backups_.Read([](const engine::StoreIndex& i) { return i.version(); });
+  const ListingCache::Entries all = listings_.Get(ino, version, [&] {
+    if (ino == kRootIno) return ListRoot();
+    return ino == kGenerationsIno ? ListGenerations() : ListLinks(ino);
+  });
+  return Slice(*all, offset, max);
 }
 
 std::vector<DirEntry> StoreView::ListRoot() const {
   std::vector<DirEntry> out = {{".", kRootIno}, {"..", kRootIno}};
   const bool latest = backups_.Read([&](const engine::StoreIndex& index) {
     for (uint64_t k : index.ByName())
-      out.push_back({index.slot(k)->name, InoOf(k, InodeTable::kRoot)});
+      out.push_back({index.slot(k)->name, InoOf(k, InodeTable::kRoot), /*costly=*/true});
     return index.Latest() != 0;
   });
   out.push_back({"at", kAtIno});
@@ -263,14 +266,16 @@ std::vector<DirEntry> StoreView::ListRoot() const {
 std::vector<DirEntry> StoreView::ListGenerations() const {
   std::vector<DirEntry> out = {{".", kGenerationsIno}, {"..", kRootIno}};
   backups_.Read([&](const engine::StoreIndex& index) {
-    for (uint64_t k : index.ByName())
-      out.push_back({index.Generation(k), InoOf(k, InodeTable::kRoot) | kViaGenerations});
+    for (uint64_t k : index.ByName()) {
+      out.push_back(
+          {index.Generation(k), InoOf(k, InodeTable::kRoot) | kViaGenerations, /*costly=*/true});
+    }
   });
   return out;
 }
 
 // at/ lists each backup's own time, by-uuid/ each uuid: symlinks to the backup.
-std::vector<DirEntry> StoreView::ListLinks(uint64_t dir, size_t offset, size_t max) const {
+std::vector<DirEntry> StoreView::ListLinks(uint64_t dir) const {
   std::vector<std::pair<std::string, LinkTarget>> links;  // Name, target.
   backups_.Read([&](const engine::StoreIndex& index) {
     for (uint64_t k : index.WithHeader()) {
@@ -278,13 +283,8 @@ std::vector<DirEntry> StoreView::ListLinks(uint64_t dir, size_t offset, size_t m
       links.emplace_back(dir == kAtIno ? IsoTime(s.timestamp) : s.uuid, TargetOf(index, k));
     }
   });
-  std::vector<DirEntry> out;
-  for (size_t i = offset; i < links.size() + 2 && out.size() < max; ++i) {
-    if (i < 2) {
-      out.push_back({i == 0 ? "." : "..", i == 0 ? dir : kRootIno});
-      continue;
-    }
-    auto& [name, target] = links[i - 2];
+  std::vector<DirEntry> out = {{".", dir}, {"..", kRootIno}};
+  for (auto& [name, target] : links) {
     const std::string key = (dir == kAtIno ? "at/" : "by-uuid/") + name;
     out.push_back({name, LinkIno(key, std::move(target))});
   }

@@ -26,6 +26,7 @@
 
 #include "fs/backup_view.h"
 #include "fs/link_pins.h"
+#include "fs/listing_cache.h"
 #include "fs/namespace.h"
 #include "fs/open_backups.h"
 
@@ -87,8 +88,8 @@ class StoreView final : public Namespace {
   // True if slot `k` is not the first generation of its folder's name.
   bool Replaced(uint64_t k) const;
   int64_t NowNs() const;
-  // Entries [offset, offset + max) of at/ or by-uuid/ (`dir`).
-  std::vector<DirEntry> ListLinks(uint64_t dir, size_t offset, size_t max) const;
+  // Every entry of at/ or by-uuid/ (`dir`).
+  std::vector<DirEntry> ListLinks(uint64_t dir) const;
   // Where an at/ or by-uuid/ link leads: its text, and the generation and folder name meant.
   struct LinkTarget {
     std::string text;
@@ -109,6 +110,7 @@ class StoreView final : public Namespace {
   mutable std::vector<LinkTarget> link_targets_;         // [ino - kFirstLinkIno].
   mutable std::map<std::string, uint64_t> link_by_key_;  // Guarded by links_mu_, as above.
   mutable LinkPins pins_;
+  mutable ListingCache listings_;  // The store's own folders, as last listed.
   // The first slot of each folder name (Replaced), for slots 1..first_known_. Taken after the
   // lock of backups_.
   mutable std::mutex first_mu_;

@@ -110,6 +110,7 @@ StoreChanges StoreIndex::Merge(const std::vector<Scanned>& scanned, int64_t now)
       s.present = false;
       changes.reset.push_back(i + 1);
       changed_ns_ = now;
+      ++version_;
     }
   }
   Reindex();
@@ -127,8 +128,12 @@ void StoreIndex::MergeOne(const Scanned& sc, int64_t now, StoreChanges* changes)
       old->folder = sc.folder.folder;
       old->manifest = sc.folder.manifest;
       changes->reset.push_back(k);
+      ++version_;
     }
-    if (!old->present) changed_ns_ = now;
+    if (!old->present) {
+      changed_ns_ = now;
+      ++version_;
+    }
     old->present = true;
     return;
   }
@@ -157,6 +162,7 @@ uint64_t StoreIndex::Add(StoreSlot s, int64_t now) {
   const uint64_t k = slots_.size();
   last_of_name_[slots_.back().name] = k;
   changed_ns_ = now;
+  ++version_;
   return k;
 }
 

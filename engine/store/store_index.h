@@ -114,6 +114,9 @@ class StoreIndex {
   // When the index was made, and when the set of present backups last changed (clock time).
   int64_t created_ns() const { return created_ns_; }
   int64_t changed_ns() const { return changed_ns_; }
+  // Changes whenever a listing of the index would: a slot added, retired or back, a folder
+  // rewritten in place (what the store's own folders show is the same for the same version).
+  uint64_t version() const { return version_; }
 
  private:
   struct Scanned {  // One folder as a scan found it.
@@ -143,6 +146,7 @@ class StoreIndex {
   bool scanning_ = false;
   const int64_t created_ns_;
   int64_t changed_ns_;
+  uint64_t version_ = 1;
 };
 
 }  // namespace stitchfs::engine

@@ -186,6 +186,63 @@ TEST_F(StoreViewTest, BackupsAppearAndGoAtTheNextRescan) {
   EXPECT_EQ(Walk(*view_, "by-uuid/" + uuid0_).status().code(), ErrorCode::kEntryNotFound);
 }
 
+// The store's own folders read a page at a time (as readdir does, offset after offset): the
+// pages make the whole listing, built once per change of the store, and a change shows.
+TEST_F(StoreViewTest, ListingsReadAPageAtATimeAreWholeAndFollowChanges) {
+  auto paged = [&](uint64_t ino, size_t page) {
+    std::vector<std::string> names;
+    for (size_t offset = 0;; offset += page) {
+      auto part = view_->ReadDir(ino, offset, page);
+      EXPECT_OK(part.status());
+      if (!part.ok() || part->empty()) return names;
+      EXPECT_LE(part->size(), page);
+      for (const DirEntry& e : *part) names.push_back(e.name);
+    }
+  };
+  // A backup's folder is listed by name and type: its attributes cost opening the backup (a
+  // store of thousands would open each for `ls`).
+  auto root = view_->ReadDir(kRoot, 0, 100);
+  ASSERT_OK(root.status());
+  for (const DirEntry& e : *root) {
+    EXPECT_EQ(e.costly, e.name == "g0" || e.name == "g1") << e.name;
+  }
+  EXPECT_TRUE(view_->ReadDir(StoreView::kGenerationsIno, 2, 1).value().at(0).costly);
+  EXPECT_FALSE(view_->ReadDir(StoreView::kAtIno, 2, 1).value().at(0).costly);
+  const uint64_t folders[] = {kRoot, StoreView::kAtIno, StoreView::kByUuidIno,
+                              StoreView::kGenerationsIno};
+  for (int round = 0; round < 2; ++round) {
+    for (uint64_t ino : folders) {
+      const std::vector<std::string> whole = NamesIn(*view_, ino);
+      for (size_t page : {1, 2, 5}) EXPECT_EQ(paged(ino, page), whole) << ino << " " << page;
+    }
+    Put("g2", "2026-10-03 00:00:00", log1_, "g0");
+    Rescanned();
+    EXPECT_EQ(paged(kRoot, 2),
+              (std::vector<std::string>{".", "..", "g0", "g1", "g2", "at", "by-uuid", "latest"}));
+    EXPECT_EQ(paged(StoreView::kAtIno, 1).back(), "2026-10-03T00:00:00");
+    EXPECT_EQ(paged(StoreView::kByUuidIno, 3).back(), uuids_["g2"]);
+    EXPECT_EQ(paged(StoreView::kGenerationsIno, 1).back(), round == 0 ? "g2@3" : "g2@4");
+    EXPECT_EQ(view_->Readlink(Ino("at/2026-10-03")).value(), "../g2");
+    fs::remove_all(store_ + "/g2");
+    Rescanned();
+    EXPECT_EQ(paged(kRoot, 3),
+              (std::vector<std::string>{".", "..", "g0", "g1", "at", "by-uuid", "latest"}));
+    EXPECT_EQ(paged(StoreView::kAtIno, 2).size(), 4u);
+  }
+}
+
+TEST(ListingCacheTest, AListingIsBuiltOncePerVersion) {
+  ListingCache cache;
+  int builds = 0;
+  auto build = [&] { return std::vector<DirEntry>{{std::to_string(++builds), 1}}; };
+  EXPECT_EQ(cache.Get(7, 1, build)->at(0).name, "1");
+  EXPECT_EQ(cache.Get(7, 1, build)->at(0).name, "1");
+  EXPECT_EQ(cache.Get(8, 1, build)->at(0).name, "2") << "each folder its own";
+  EXPECT_EQ(cache.Get(7, 2, build)->at(0).name, "3");
+  EXPECT_EQ(cache.Get(7, 2, build)->at(0).name, "3");
+  EXPECT_EQ(builds, 3);
+}
+
 TEST_F(StoreViewTest, ABrokenBackupIsAnErrorForItsFolderAndEverythingInIt) {
   const uint64_t g1 = Ino("g1"), dir = Ino("g1/log"), file = Ino("g1/log/app.log");
   ASSERT_EQ(ReadAll(*view_, file).value(), log1_);
