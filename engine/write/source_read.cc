@@ -45,7 +45,7 @@ class Reader {
     // The files cache decides from the walk's lstat, without opening the file.
     if (by_name && f_.st.st_size > 0 && TrustBase(*by_name, &r)) return r;
     for (int attempt = 0;; ++attempt) {
-      r = Attempt(by_name, attempt);
+      r = Attempt(by_name);
       if (!IsChanged(r.status) || attempt >= o_.max_retries) break;
       o_.writer->DropStaged(temp_name_).IgnoreError();  // Staged again by the next attempt.
     }
@@ -84,18 +84,7 @@ class Reader {
     return true;
   }
 
-  // The bytes to back up. A mutable file that is still the file the walk saw and has not
-  // shrunk is taken at the walk's size, however much it grew since; otherwise (a retry, a
-  // replaced or shrunk file, an immutable one) at its size now.
-  uint64_t TargetSize(const struct stat& now, int attempt) const {
-    const bool same = now.st_ino == f_.st.st_ino && now.st_dev == f_.st.st_dev;
-    if (!immutable_ && attempt == 0 && same && now.st_size >= f_.st.st_size) {
-      return static_cast<uint64_t>(f_.st.st_size);
-    }
-    return static_cast<uint64_t>(now.st_size);
-  }
-
-  FileResult Attempt(const std::optional<FileEntry>& by_name, int attempt) {
+  FileResult Attempt(const std::optional<FileEntry>& by_name) {
     FileResult r;
     r.fault = PassFault::kSource;
     auto fd = OpenBeneath(o_.source_fd, f_.name);
@@ -115,7 +104,10 @@ class Reader {
     r.meta = MetaFromStat(st);
     FilePassInput in;
     in.fd = fd->get();
-    in.size = r.size = TargetSize(st, attempt);
+    // Its size now, not the walk's: a file that grew since the walk may as well have been
+    // rewritten (truncated, then written longer: same inode, other times), and its first bytes
+    // then were never the walk's; bytes appended while it is read are not taken.
+    in.size = r.size = static_cast<uint64_t>(st.st_size);
     in.name = f_.name;
     in.algorithm = o_.algorithm;
     if (by_name && by_name->size > 0) in.base = std::make_pair(by_name->size, by_name->checksum);

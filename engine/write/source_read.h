@@ -1,8 +1,9 @@
 // SourceRead: how `stitch backup` reads one source file, whatever happens to it meanwhile.
 // Opened without following symlinks or blocking (a FIFO swapped in never hangs the backup),
 // checked to be a regular file, read once by FilePass, and verified:
-//  - a file that only grew while it was read is backed up as the prefix of the size the walk
-//    saw (what ClickHouse does), after checking that prefix did not change under the read;
+//  - a file is backed up at its size when it is opened: one that only grows while it is read
+//    (a log) as that prefix, after checking the prefix did not change under the read (the
+//    walk's size is not used: a file rewritten since the walk would be cut to it);
 //  - a file that shrank, was replaced, or whose prefix changed is read again (a few times);
 //  - an immutable file that grew fails the backup (EXPECTED_END_OF_FILE).
 #pragma once

@@ -4,7 +4,7 @@ quiet() { "$@" >/dev/null 2>&1; }
 not_hung() { [ "$RC" != 124 ] && [ "$RC" != 137 ]; }
 
 # A file appended to at its first read, not --immutable: exit 0, the backup holds the file as
-# the walk saw it (its first N bytes), and verifies.
+# it was when opened (its first N bytes), and verifies.
 case_growth() {
   local c=growth
   new_src $c

@@ -52,20 +52,33 @@ class SourceReadTest : public ::testing::Test {
   SourceReadOptions o_;
 };
 
-TEST_F(SourceReadTest, AFileThatGrewIsTakenAtTheSizeTheWalkSaw) {
+// A file that grew since the walk is taken as it is when opened: appended to, or rewritten
+// longer in place (same inode), whose first bytes were never the walk's (cutting it to the
+// walk's size stored a state the file never had).
+TEST_F(SourceReadTest, AFileThatGrewSinceTheWalkIsTakenAsItIsWhenOpened) {
   WriteFile(Src("app.log"), "0123456789");
-  const SourceFile f = Walk("app.log");
-  WriteFile(Src("more"), "");
+  const SourceFile log = Walk("app.log");
   std::FILE* out = std::fopen(Src("app.log").c_str(), "a");
   std::fputs("appended", out);
   std::fclose(out);
-  FileResult r = ReadSourceFile(o_, f, 0);
+  FileResult r = ReadSourceFile(o_, log, 0);
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
-  EXPECT_EQ(r.size, 10u);
-  EXPECT_EQ(Stored(0), "0123456789");
+  EXPECT_EQ(r.size, 18u);
+  EXPECT_EQ(Stored(0), "0123456789appended");
   Hasher h(o_.algorithm);
-  h.Update("0123456789");
+  h.Update("0123456789appended");
   EXPECT_EQ(r.pass.checksum, h.Digest());
+
+  WriteFile(Src("config"), "OLD-CONFIG-v1\n");
+  const SourceFile config = Walk("config");
+  const ino_t ino = config.st.st_ino;
+  out = std::fopen(Src("config").c_str(), "w");  // Truncated and written again, in place.
+  std::fputs("NEW-CONFIG-v2-longer-lines\n", out);
+  std::fclose(out);
+  ASSERT_EQ(Walk("config").st.st_ino, ino);
+  r = ReadSourceFile(o_, config, 1);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(Stored(1), "NEW-CONFIG-v2-longer-lines\n");
 }
 
 TEST_F(SourceReadTest, AReplacedOrShrunkFileIsTakenAsItIsNow) {
