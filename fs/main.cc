@@ -32,6 +32,7 @@
 #include "fs/page_trim.h"
 #include "fs/sequential_check.h"
 #include "fs/serve_loop.h"
+#include "fs/single_view.h"
 #include "fs/store_view.h"
 #include "fs/walk_ahead.h"
 
@@ -244,7 +245,10 @@ int main(int argc, char** argv) {
     auto backup = eng::OpenResolved(*top, o.chain);
     if (!backup.ok()) return Fail(eng::ExitCodeFor(backup.status()), backup.status().ToString());
     attr.default_mtime_sec = eng::CivilToEpochSeconds((*backup)->top().header().time);
-    state.ns = std::make_unique<sfs::BackupView>(*backup, table.get(), attr);
+    sfs::MountContext* ctx = &state;
+    state.ns = std::make_unique<sfs::SingleView>(
+        std::make_shared<const sfs::BackupView>(*backup, table.get(), attr), o.chain, attr,
+        [ctx](const std::string& line) { sfs::LogError(*ctx, line); });
     state.answer_opens = false;
 #ifdef __GLIBC__
     ::malloc_trim(0);  // Return what building the tree used and freed (a few MB per million).

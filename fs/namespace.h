@@ -106,7 +106,7 @@ struct MountContext {
   bool verify_reads = true;  // Check files read from start to end (-o noverify: off).
   // Each OPEN must be answered: a store's backups may break or go under a live mount, and an
   // open of a file of a backup that broke fails, even when the kernel holds its pages. One
-  // backup's files cannot change (their data files are held open).
+  // backup's files keep their content (a chain changed under it is opened again: SingleView).
   bool answer_opens = true;
   // The kernel opens files without asking (answer_opens is off and it offered to at INIT,
   // Linux 4.20 and later); else each OPEN is answered, and RELEASE follows.

@@ -471,4 +471,36 @@ check "read again, they read the same" diff -r "$T" "$work/rm"
 umnt "$work/rm"
 unset STITCH_CACHE_DIR
 
+# --- a mount of one backup while prune rewrites its chain ---------------------------------------
+# prune removes the base of the base after flattening the level above it in place, then (keep
+# last 1) flattens the mounted backup itself: the mount opens it again through its chain as it
+# is then, and every file reads the same, beyond the files whose readers it kept (300 files).
+P="$work/pr/src"
+mkdir -p "$P/d"
+for i in $(seq 300); do head -c $((1000 + i)) /dev/urandom >"$P/d/f$i"; done
+"$STITCH" backup "$P" "$work/pr/s/p1" --timestamp "2026-01-01 00:00:00" >/dev/null 2>&1 || bad "backup p1"
+for i in $(seq 300); do echo a >>"$P/d/f$i"; done
+"$STITCH" backup "$P" "$work/pr/s/p2" --base "$work/pr/s/p1" --timestamp "2026-01-02 00:00:00" >/dev/null 2>&1 || bad "backup p2"
+for i in $(seq 300); do echo b >>"$P/d/f$i"; done
+"$STITCH" backup "$P" "$work/pr/s/p3" --base "$work/pr/s/p2" --timestamp "2026-01-03 00:00:00" >/dev/null 2>&1 || bad "backup p3"
+mnt "$work/pr/s/p3" "$work/prm"
+check "before the prune" diff -r "$P" "$work/prm"
+"$STITCH" prune "$work/pr/s" --keep-last 2 >/dev/null 2>&1 || bad "prune --keep-last 2"
+check "p1 is gone" test ! -e "$work/pr/s/p1"
+sync && echo 3 >/proc/sys/vm/drop_caches
+check "after p1 went and p2 was flattened" diff -r "$P" "$work/prm"
+"$STITCH" prune "$work/pr/s" --keep-last 1 >/dev/null 2>&1 || bad "prune --keep-last 1"
+sync && echo 3 >/proc/sys/vm/drop_caches
+check "after the mounted backup itself was flattened" diff -r "$P" "$work/prm"
+# Another backup in its place (the first deleted): never served in its stead; reads that need
+# the first fail, and no file reads other bytes.
+cp -r "$P" "$work/pr/other" && for i in $(seq 300); do echo c >>"$work/pr/other/d/f$i"; done
+"$STITCH" backup "$work/pr/other" "$work/pr/p3-new" --timestamp "2026-01-03 00:00:00" >/dev/null 2>&1 || bad "backup p3-new"
+rm -rf "$work/pr/s/p3" && mv "$work/pr/p3-new" "$work/pr/s/p3"
+sync && echo 3 >/proc/sys/vm/drop_caches
+check "another backup in its place: reads fail" eio cat "$work/prm/d/f1"
+other_bytes() { for i in $(seq 300); do cmp -s "$P/d/f$i" "$work/prm/d/f$i" 2>/dev/null || { [ -r "$work/prm/d/f$i" ] && cat "$work/prm/d/f$i" >/dev/null 2>&1 && return 0; }; done; return 1; }
+check "and none reads other bytes" test ! "$(other_bytes && echo yes)"
+umnt "$work/prm"
+
 finish

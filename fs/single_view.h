@@ -1,0 +1,85 @@
+// SingleView: the namespace of a mount of one backup. It serves the backup's BackupView and,
+// when a file cannot be opened because the chain changed on disk under the mount (stitch prune
+// removed a base after flattening the level above it in place, or flattened this backup
+// itself), opens the backup again through its chain as it is now and serves the same content
+// from there. A backup that shows other content now (another backup in its place) is never
+// served under the numbers of the first: its reads keep failing. FUSE-free.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "engine/read/chain_options.h"
+#include "fs/backup_view.h"
+
+namespace stitchfs::fs {
+
+// Thread-safe.
+class SingleView final : public Namespace {
+ public:
+  using Log = std::function<void(const std::string&)>;
+  // Opens of the backup again, one after another while the chain keeps changing (a prune
+  // flattens one level after another), for one failed open of a file.
+  static constexpr int kRenewAttempts = 8;
+
+  // `view` opened through `chain` (whose storage and caches are used again); `log` gets a line
+  // for each time the backup is opened again.
+  SingleView(std::shared_ptr<const BackupView> view, engine::ChainOptions chain, AttrOptions attr,
+             Log log);
+
+  engine::StatusOr<struct stat> Attr(uint64_t ino) const override { return Now()->Attr(ino); }
+  engine::StatusOr<uint64_t> Lookup(uint64_t parent, std::string_view name) const override {
+    return Now()->Lookup(parent, name);
+  }
+  double Timeout(uint64_t ino) const override { return Now()->Timeout(ino); }
+  engine::StatusOr<std::vector<DirEntry>> ReadDir(uint64_t ino, size_t offset,
+                                                  size_t max) const override {
+    return Now()->ReadDir(ino, offset, max);
+  }
+  engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> Open(
+      uint64_t ino) const override;
+  engine::StatusOr<std::shared_ptr<FileReads>> Reads(uint64_t ino) const override;
+  std::optional<uint64_t> NextFile(uint64_t ino) const override { return Now()->NextFile(ino); }
+  std::optional<uint64_t> FirstFileIn(uint64_t dir) const override {
+    return Now()->FirstFileIn(dir);
+  }
+  void NoteDamaged(uint64_t ino, const engine::Status& s) const override {
+    Now()->NoteDamaged(ino, s);
+  }
+  engine::StatusOr<std::string> Readlink(uint64_t ino) const override {
+    return Now()->Readlink(ino);
+  }
+  engine::StatusOr<std::vector<std::string>> XattrNames(uint64_t ino) const override {
+    return Now()->XattrNames(ino);
+  }
+  engine::StatusOr<std::string> Xattr(uint64_t ino, const std::string& name) const override {
+    return Now()->Xattr(ino, name);
+  }
+  uint64_t TotalBytes() const override { return Now()->TotalBytes(); }
+  uint64_t NumInodes() const override { return Now()->NumInodes(); }
+
+  // The view served now.
+  std::shared_ptr<const BackupView> Now() const;
+
+ private:
+  // `op` on the view served now; if it fails, on the view opened again, while Renew gives one.
+  template <typename T, typename Op>
+  engine::StatusOr<T> WithRenewal(const Op& op) const;
+  // The view to try after `failed` failed: the one served now if another thread renewed it
+  // meanwhile; else, if the chain of `failed` changed on disk, the backup opened again if it
+  // still shows the same content; nullptr otherwise.
+  std::shared_ptr<const BackupView> Renew(const std::shared_ptr<const BackupView>& failed) const;
+  std::shared_ptr<const BackupView> OpenAgain(const BackupView& old) const;
+  bool ChainChanged(const engine::ResolvedBackup& b) const;
+
+  const engine::ChainOptions chain_;
+  const AttrOptions attr_;
+  const Log log_;
+  mutable std::mutex renew_mu_;  // One renewal at a time; taken before mu_.
+  mutable std::mutex mu_;
+  mutable std::shared_ptr<const BackupView> view_;  // Guarded by mu_; never null.
+};
+
+}  // namespace stitchfs::fs
