@@ -14,6 +14,7 @@
 #include "engine/format/hard_links.h"
 #include "engine/read/content_check.h"
 #include "engine/read/restore_meta.h"
+#include "engine/read/restore_target.h"
 #include "engine/storage/writable_fd.h"
 
 namespace stitchfs::engine {
@@ -115,13 +116,14 @@ Status FillEntry(const ResolvedBackup& chain, const FileEntry& e, size_t idx, in
 }
 
 // Restores one entry to `root`/name via a temporary name and rename.
-Status RestoreOne(const ResolvedBackup& chain, size_t idx, int root, Links* links, char* buf,
-                  const CopyProgress& progress) {
+Status RestoreOne(const ResolvedBackup& chain, size_t idx, int root, RestoreTarget& target,
+                  Links* links, char* buf, const CopyProgress& progress) {
   const FileEntry e = chain.top().manifest().entry(idx);
   const std::string name(e.name);
   auto [dir, leaf] = SplitParent(name);
   ASSIGN_OR_RETURN(UniqueFd dir_fd, MakeDirsBeneath(root, dir));
-  const std::string tmp = ".stitch-restore-" + std::to_string(::getpid()) + "-" + leaf;
+  RETURN_IF_ERROR(target.MayWriteIn(dir_fd.get(), dir.empty() ? "." : dir));
+  const std::string tmp = RestoreTarget::TempName(leaf);
   Status s = FillEntry(chain, e, idx, root, dir_fd.get(), tmp, links, buf, progress);
   if (s.ok() && ::renameat(dir_fd.get(), tmp.c_str(), dir_fd.get(), leaf.c_str()) != 0) {
     s = Status::IOError("rename into " + name, errno);
@@ -222,17 +224,21 @@ StatusOr<RestoreResult> RestoreBackup(const ResolvedBackup& chain, const Restore
   ASSIGN_OR_RETURN(std::vector<size_t> selected,
                    SelectEntries(chain.top().manifest(), options.paths));
   RETURN_IF_ERROR(CheckTargetOutsideChain(chain, options.target, selected));
-  if (::mkdir(options.target.c_str(), 0755) != 0 && errno != EEXIST) {
-    return Status::IOError("mkdir " + options.target, errno);
-  }
+  const bool made = ::mkdir(options.target.c_str(), 0755) == 0;
+  if (!made && errno != EEXIST) return Status::IOError("mkdir " + options.target, errno);
   UniqueFd root(::open(options.target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root) return Status::IOError("open " + options.target, errno);
+  auto target = RestoreTarget::Check(root.get(), options.target, chain);
+  if (!target.ok()) {
+    if (made) ::rmdir(options.target.c_str());
+    return target.status();
+  }
   const Manifest& m = chain.top().manifest();
   std::vector<Node> dirs;
   for (size_t i = 0; i < m.num_nodes(); ++i) {
     Node n = m.node(i);
     if (n.type != NodeType::kDir || !Selected(n.name, options.paths)) continue;
-    RETURN_IF_ERROR(RestoreDir(root.get(), n));
+    RETURN_IF_ERROR(RestoreDir(root.get(), n, *target));
     dirs.push_back(n);
   }
   auto buf = std::make_unique<char[]>(kCopyBuffer);
@@ -244,7 +250,7 @@ StatusOr<RestoreResult> RestoreBackup(const ResolvedBackup& chain, const Restore
       copied += n;
       if (progress) progress(r.files, r.bytes + copied);
     };
-    RETURN_IF_ERROR(RestoreOne(chain, idx, root.get(), &links, buf.get(), on_copy));
+    RETURN_IF_ERROR(RestoreOne(chain, idx, root.get(), *target, &links, buf.get(), on_copy));
     ++r.files;
     r.bytes += m.entry(idx).size;
     if (progress) progress(r.files, r.bytes);
@@ -252,7 +258,7 @@ StatusOr<RestoreResult> RestoreBackup(const ResolvedBackup& chain, const Restore
   for (size_t i = 0; i < m.num_nodes(); ++i) {
     Node n = m.node(i);
     if (n.type == NodeType::kSymlink && Selected(n.name, options.paths)) {
-      RETURN_IF_ERROR(RestoreSymlink(root.get(), n));
+      RETURN_IF_ERROR(RestoreSymlink(root.get(), n, *target));
     }
   }
   RETURN_IF_ERROR(FinishDirs(root.get(), dirs));

@@ -30,11 +30,12 @@ Status ApplyMeta(int fd, const PosixMeta& m, const std::string& what) {
   return Status::OK();
 }
 
-Status RestoreSymlink(int root, const Node& n) {
+Status RestoreSymlink(int root, const Node& n, RestoreTarget& target) {
   const std::string name(n.name);
   auto [dir, leaf] = SplitParent(name);
   ASSIGN_OR_RETURN(UniqueFd parent, MakeDirsBeneath(root, dir));
-  const std::string tmp = ".stitch-restore-" + std::to_string(::getpid()) + "-" + leaf;
+  RETURN_IF_ERROR(target.MayWriteIn(parent.get(), dir.empty() ? "." : dir));
+  const std::string tmp = RestoreTarget::TempName(leaf);
   ::unlinkat(parent.get(), tmp.c_str(), 0);
   if (::symlinkat(std::string(n.target).c_str(), parent.get(), tmp.c_str()) != 0) {
     return Status::IOError("create symlink " + name, errno);
@@ -55,7 +56,10 @@ Status RestoreSymlink(int root, const Node& n) {
   return Status::OK();
 }
 
-Status RestoreDir(int root, const Node& n) { return MakeDirsBeneath(root, n.name).status(); }
+Status RestoreDir(int root, const Node& n, RestoreTarget& target) {
+  ASSIGN_OR_RETURN(UniqueFd dir, MakeDirsBeneath(root, n.name));
+  return target.MayWriteIn(dir.get(), std::string(n.name));
+}
 
 Status FinishDirs(int root, const std::vector<Node>& dirs) {
   for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {

@@ -62,6 +62,13 @@ expect_exit 2 "which the restore reads" -- "$STITCH" restore "$S/b2" "$S/b1"
 expect_exit 2 "which the restore reads" -- "$STITCH" restore "$S/b2" "$S/b2"
 ln -s "$S/b0" "$work/via-link"
 expect_exit 2 "which the restore reads" -- "$STITCH" restore "$S/b2" "$work/via-link/sub"
+# Nor into another backup, nor through a bind mount (folders compared by identity).
+expect_exit 2 "is a backup (it holds a .backup)" -- "$STITCH" restore "$S/b0" "$S/b2"
+if mkdir -p "$work/bind" && mount --bind "$S" "$work/bind" 2>/dev/null; then
+  expect_exit 2 "a folder of the backup being read" -- "$STITCH" restore "$S/b2" "$work/bind/b1"
+  expect_exit 2 "inside a folder of the backup being read" -- "$STITCH" restore "$S/b2" "$work/bind/b0/sub"
+  umount "$work/bind"
+fi
 check "refused restores left the chain whole" "$STITCH" verify "$S/b2"
 check "and created nothing in it" test ! -e "$S/b0/sub"
 

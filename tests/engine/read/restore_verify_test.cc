@@ -41,6 +41,15 @@ class RestoreVerifyTest : public ::testing::Test {
     chain_ = *chain;
   }
 
+  // Writes `b` and restores all of it to `target`.
+  static Status WriteAndRestore(FixtureBackup& b, const std::string& target) {
+    RETURN_IF_ERROR(b.Write());
+    ASSIGN_OR_RETURN(auto chain, OpenResolved(b.dir(), testutil::LocalChain()));
+    RestoreOptions o;
+    o.target = target;
+    return RestoreBackup(*chain, o, nullptr).status();
+  }
+
   TempDir dir_;
   std::string big_;
   std::shared_ptr<const ResolvedBackup> chain_;
@@ -93,6 +102,49 @@ TEST_F(RestoreVerifyTest, NeverWritesThroughASymlinkInTheTarget) {
   auto r = RestoreBackup(*chain_, o, nullptr);
   EXPECT_FALSE(r.ok());
   EXPECT_TRUE(std::filesystem::is_empty(dir_ / "elsewhere"));
+}
+
+// Never into a backup, whatever path leads there: a folder of the chain (through a symlink),
+// another backup (it holds a .backup), one being written (a .lock), or a backup an entry would
+// land in; a backup of backups (its own .backup files) still restores.
+TEST_F(RestoreVerifyTest, NeverWritesIntoABackup) {
+  FixtureBackup other(dir_ / "other");
+  other.AddStored("a/log", "other backup's bytes");
+  ASSERT_OK(other.Write());
+  const std::string before = ReadFile(dir_ / "other/.backup");
+  std::filesystem::create_directory_symlink(dir_ / "b0", dir_ / "to-b0");
+  std::filesystem::create_directories(dir_ / "locked");
+  testutil::WriteFile(dir_ / "locked/.lock", "");
+  std::filesystem::create_directories(dir_ / "store");
+  std::filesystem::rename(dir_ / "other", dir_ / "store/a");  // Entries a/... land in it.
+  for (const char* t : {"store/a", "to-b0", "to-b0/sub", "locked", "store"}) {
+    RestoreOptions o;
+    o.target = dir_ / t;
+    auto r = RestoreBackup(*chain_, o, nullptr);
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument) << t << ": " << r.status().ToString();
+  }
+  EXPECT_EQ(ReadFile(dir_ / "store/a/.backup"), before);
+  EXPECT_EQ(ReadFile(dir_ / "store/a/a/log"), "other backup's bytes");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "b0/sub")) << "a target it made is removed";
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "store/e")) << "refused before any write";
+
+  FixtureBackup of_backups(dir_ / "of-backups");
+  of_backups.AddStored("x/.backup", "<config/>");
+  of_backups.AddStored("x/.lock", "");
+  of_backups.AddStored("x/data/f", "f");
+  ASSERT_OK(WriteAndRestore(of_backups, dir_ / "restored-backups"));
+  EXPECT_EQ(ReadFile(dir_ / "restored-backups/x/data/f"), "f");
+}
+
+// A leaf of 255 bytes (NAME_MAX) restores: its temporary name is short.
+TEST_F(RestoreVerifyTest, RestoresNamesOfNameMaxBytes) {
+  const std::string leaf(255, 'L');
+  FixtureBackup b(dir_ / "long");
+  b.AddStored("d/" + leaf, "long");
+  b.AddStored("z", "after it");
+  ASSERT_OK(WriteAndRestore(b, dir_ / "long-out"));
+  EXPECT_EQ(ReadFile(dir_ / ("long-out/d/" + leaf)), "long");
+  EXPECT_EQ(ReadFile(dir_ / "long-out/z"), "after it");
 }
 
 TEST_F(RestoreVerifyTest, FailedRestoreLeavesNoPartialFile) {
