@@ -56,6 +56,10 @@ StatusOr<UniqueFd> TakeLock(const std::string& dest, int dir_fd, const std::stri
       continue;  // Unlinked (a writer finished) or replaced while this opened it: again.
     }
     if (::faccessat(dir_fd, ".backup", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+      // A finished backup has no `.lock`: this one is ours (made by the openat above, once the
+      // writer we waited for had removed its own) or one a writer killed after its `.backup`
+      // left. No writer holds it (we do): it goes, and the backup stays as it is.
+      ::unlinkat(dir_fd, ".lock", 0);
       return Status::BackupAlreadyExists("Backup " + dest + " already exists");
     }
     *stale = held.st_size > 0;

@@ -287,10 +287,30 @@ TEST_F(WriterTest, IncrementalOnAClickHouseBaseUsesClickHouseChecksums) {
   EXPECT_EQ(WriteBackup(o, nullptr).status().code(), ErrorCode::kInvalidArgument);
 }
 
+// Two writers into one destination at once: one writes the backup, the other is refused and
+// leaves nothing (it used to leave a fresh .lock in the finished backup: waiting for the lock,
+// it found the winner's unlinked and made its own before seeing the .backup).
+TEST_F(WriterTest, TheWriterRefusedByARaceLeavesNoLock) {
+  WriteFile(Src("f"), std::string(100000, 'x'));
+  for (int round = 0; round < 12; ++round) {
+    const std::string name = "race" + std::to_string(round);
+    StatusOr<BackupSummary> a = Status::OK(), b = Status::OK();
+    std::thread other([&] { b = Backup(name); });
+    a = Backup(name);
+    other.join();
+    EXPECT_NE(a.ok(), b.ok()) << a.status().ToString() << " / " << b.status().ToString();
+    const Status& refused = a.ok() ? b.status() : a.status();
+    EXPECT_EQ(refused.code(), ErrorCode::kBackupAlreadyExists) << refused.ToString();
+    EXPECT_FALSE(fs::exists(dir_ / (name + "/.lock"))) << name;
+    EXPECT_TRUE(fs::exists(dir_ / (name + "/.backup"))) << name;
+  }
+}
+
 TEST_F(WriterTest, DestinationRules) {
   WriteFile(Src("f"), "x");
   ASSERT_TRUE(Backup("b0").ok());
   EXPECT_EQ(Backup("b0").status().code(), ErrorCode::kBackupAlreadyExists);
+  EXPECT_FALSE(fs::exists(dir_ / "b0/.lock")) << "a refused writer leaves no .lock behind";
   WriteFile(dir_ / "full/somefile", "user data");
   EXPECT_EQ(Backup("full").status().code(), ErrorCode::kBackupAlreadyExists);
   EXPECT_TRUE(fs::exists(dir_ / "full/somefile")) << "never touches a folder it does not own";
