@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <memory>
 
+#include "engine/base/interrupt.h"
 #include "engine/base/unique_fd.h"
 
 namespace stitchfs::engine {
@@ -26,6 +27,9 @@ class Pass {
   // Reads [from, to) into `h`, and into the data file `out` if there is one.
   Status Read(uint64_t from, uint64_t to, Hasher& h, WritableFile* out) {
     for (uint64_t off = from; off < to;) {
+      // A stop (SIGINT, SIGTERM) ends the backup as a failure to write would, between buffers:
+      // a backup that only reads (a tree unchanged since its base) stops as soon.
+      RETURN_IF_ERROR(Dest(CheckStop()));
       size_t want = static_cast<size_t>(std::min<uint64_t>(kPassBuffer, to - off));
       ssize_t n = ::pread(in_.fd, buf_.get(), want, static_cast<off_t>(off));
       if (n < 0 && errno == EINTR) continue;

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/base/interrupt.h"
 #include "engine/base/posix_file.h"
 #include "engine/base/uuid.h"
 #include "engine/format/manifest_writer.h"
@@ -52,7 +53,8 @@ class Run {
     SourceReadOptions o = o_;
     Reading& mine = reading_[worker];
     o.read_progress = &mine.bytes;
-    for (size_t i; !stop_.load() && (i = next_.fetch_add(1)) < tree_.files.size();) {
+    for (size_t i;
+         !stop_.load() && !StopRequested() && (i = next_.fetch_add(1)) < tree_.files.size();) {
       const auto size = static_cast<uint64_t>(tree_.files[i].st.st_size);
       mine.size.store(size, std::memory_order_relaxed);
       results_[i] = ReadSourceFile(o, tree_.files[i], i);
@@ -240,6 +242,7 @@ StatusOr<std::vector<FileEntry>> ReadAll(const BackupOptions& o, const SourceTre
   const int jobs = o.jobs > 0 ? o.jobs : DefaultJobs(o.dest);
   Run run(ro, tree, jobs);
   RunWorkers(run, jobs, tree, progress);
+  RETURN_IF_ERROR(CheckStop());  // Files left unread: nothing is kept.
   RETURN_IF_ERROR(run.DestinationError());
   SplitChangedLinks(tree, run.results(), &summary->warnings);
   PlanInput plan{tree, run.results(), ro.base, *ro.writer, data_names};

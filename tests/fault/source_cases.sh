@@ -17,6 +17,22 @@ case_growth() {
   expect $c "verify" quiet "$STITCH" verify "$DEST"
 }
 
+# SIGTERM (as Ctrl-C) while a backup only reads (every file unchanged since its base: nothing
+# is written that could notice the stop): it stops within a buffer with an error, exit 1, and
+# keeps nothing.
+case_stop_reading() {
+  local c=stop-reading
+  new_src $c
+  head -c 4000000 /dev/urandom >"$work/$c/src/a.dat"
+  head -c 4000000 /dev/urandom >"$work/$c/src/b.dat"
+  "$STITCH" backup "$work/$c/src" "$work/$c/base" >/dev/null 2>&1 || bad "[$c] base backup"
+  backup $c STITCH_FAULT_HOOK="read:/a.dat:kill -TERM \$PPID" -- --base "$work/$c/base" --jobs 1
+  expect $c "the hook sent SIGTERM at the first read" hook_ran
+  expect $c "exit 1" exit_is 1
+  expect $c "the message says it was interrupted" grep -qi "interrupted" <<<"$LOG"
+  expect $c "nothing left at the destination" nothing_at "$DEST"
+}
+
 # The same with --immutable matching it: exit 24 and nothing left at the destination.
 case_growth_immutable() {
   local c=growth-immutable

@@ -104,7 +104,7 @@ new_src() {
 
 source "$here/source_cases.sh"
 
-ALL="growth growth_immutable shrink_once shrink_always rotation replaced:fifo replaced:socket
+ALL="growth growth_immutable stop_reading shrink_once shrink_always rotation replaced:fifo replaced:socket
   replaced:symlink replaced:folder unreadable vanished folder_swapped:open_folder
   folder_swapped:open_file special_files hard_links hard_links_changing base_pruned base_removed
   base_replaced"
