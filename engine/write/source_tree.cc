@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 
+#include "engine/base/interrupt.h"
 #include "engine/base/posix_file.h"
 #include "engine/base/unique_fd.h"
 #include "engine/format/manifest_writer.h"
@@ -117,6 +118,7 @@ StatusOr<SourceTree> WalkSource(int root_fd) {
   Walker walker(&tree);
   walker.pending.push_back("");
   while (!walker.pending.empty()) {
+    RETURN_IF_ERROR(CheckStop());  // A walk of millions of files stops at Ctrl-C too.
     std::string rel = std::move(walker.pending.back());
     walker.pending.pop_back();
     walker.Visit(root_fd, rel);
