@@ -25,7 +25,12 @@ int CmdRestore(int argc, char** argv) {
   Progress bar("restore", selected->size(), total);
   auto r = engine::RestoreBackup(*chain, o, [&](uint64_t f, uint64_t b) { bar.Update(f, b); });
   bar.Done();
-  if (!r.ok()) return Fail(r.status());
+  if (!r.ok()) {  // Named: the backup at fault, the target refused, or else both.
+    const std::string& why = r.status().message();
+    const bool named = why.rfind("Backup ", 0) == 0 || why.rfind("restore ", 0) == 0;
+    return Fail(r.status().WithPrefix(
+        named ? "" : "restore of " + chain->top().path() + " into " + o.target + ": "));
+  }
   if (args.Has("--json")) {
     engine::JsonWriter j;
     j.BeginObject().Key("files").Number(r->files).Key("bytes").Number(r->bytes).EndObject();

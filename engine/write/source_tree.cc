@@ -95,6 +95,10 @@ class Walker {
 }  // namespace
 
 std::string ReasonOf(const Status& s) {
+  // (EAGAIN: source_read's "changed while it was read", after every retry.)
+  if (s.code() == ErrorCode::kIOError && s.sys_errno() == EAGAIN) {
+    return "it changed while it was read, each time it was read";
+  }
   if (s.code() == ErrorCode::kIOError && s.sys_errno() != 0) return std::strerror(s.sys_errno());
   return s.message();
 }

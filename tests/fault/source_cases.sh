@@ -69,6 +69,7 @@ case_shrink_always() {
   expect $c "the hook shrank the file at every attempt" hook_ran
   expect $c "exit 1" exit_is 1
   expect $c "stitch info: incomplete, shrink.dat missing (text and --json)" listed_missing "$DEST" shrink.dat
+  expect $c "the reason says it changed while read" grep -q "changed while it was read" <<<"$LOG"
   expect $c "the other file is backed up" cmp -s <("$STITCH" cat "$DEST" keep.txt 2>/dev/null) "$SRC/keep.txt"
 }
 
