@@ -12,9 +12,9 @@
 namespace stitchfs::engine {
 namespace {
 
-// Opens and checks the file; returns its fd and size.
-StatusOr<std::pair<UniqueFd, uint64_t>> OpenChecked(int dir_fd, const std::string& rel,
-                                                    const std::string& display) {
+// Opens and checks the file; returns its fd and what it is.
+StatusOr<std::pair<UniqueFd, DataFile::Identity>> OpenChecked(int dir_fd, const std::string& rel,
+                                                              const std::string& display) {
   auto fd = OpenBeneath(dir_fd, rel);
   if (!fd.ok()) {
     const int err = fd.status().sys_errno();
@@ -27,7 +27,9 @@ StatusOr<std::pair<UniqueFd, uint64_t>> OpenChecked(int dir_fd, const std::strin
   if (::fstat(fd->get(), &st) != 0) return Status::IOError("fstat " + display, errno);
   if (!S_ISREG(st.st_mode))
     return Status::BackupDamaged("data file " + display + " is not a regular file");
-  return std::make_pair(std::move(*fd), static_cast<uint64_t>(st.st_size));
+  return std::make_pair(std::move(*fd),
+                        DataFile::Identity{static_cast<uint64_t>(st.st_size), st.st_dev, st.st_ino,
+                                           st.st_mtim.tv_sec, st.st_mtim.tv_nsec});
 }
 
 // The folder's fd, shared through the cache (opened again, and checked, when evicted).
@@ -56,10 +58,15 @@ DataFile::~DataFile() { cache_->Forget(key_); }
 StatusOr<UniqueFd> DataFile::Reopen() const {
   ASSIGN_OR_RETURN(auto dir, FolderFd(*cache_, *folder_));
   ASSIGN_OR_RETURN(auto opened, OpenChecked(dir->get(), rel_, display_));
-  if (opened.second != size_) {
+  if (opened.second.size != id_.size) {
     return Status::BackupDamaged("data file " + display_ + " changed size from " +
-                                 std::to_string(size_) + " to " + std::to_string(opened.second) +
-                                 " bytes while in use");
+                                 std::to_string(id_.size) + " to " +
+                                 std::to_string(opened.second.size) + " bytes while in use");
+  }
+  // Another file of the same size under the name (its backup deleted and another written in
+  // its place, its inode number reused): its bytes are not this file's.
+  if (opened.second != id_) {
+    return Status::BackupDamaged("data file " + display_ + " was replaced while in use");
   }
   return std::move(opened.first);
 }
@@ -70,8 +77,8 @@ StatusOr<std::shared_ptr<const UniqueFd>> DataFile::Fd() const {
 
 void DataFile::Prefetch(uint64_t offset, uint64_t length) const {
   auto fd = Fd();
-  if (!fd.ok() || offset >= size_) return;
-  length = std::min({length, size_ - offset, kMaxPrefetch});
+  if (!fd.ok() || offset >= id_.size) return;
+  length = std::min({length, id_.size - offset, kMaxPrefetch});
   ::posix_fadvise((*fd)->get(), static_cast<off_t>(offset), static_cast<off_t>(length),
                   POSIX_FADV_WILLNEED);
 }

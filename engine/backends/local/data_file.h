@@ -2,6 +2,8 @@
 // no fd itself: the file is (re)opened beneath its backup folder when the cache lacks it.
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 
@@ -24,7 +26,7 @@ class DataFile final : public BackupDataFile {
                                                         std::string relative);
   ~DataFile() override;
 
-  uint64_t size() const override { return size_; }
+  uint64_t size() const override { return id_.size; }
   const std::string& display_name() const override { return display_; }
   // An open fd for in-kernel copies; keep the pointer only for the copy.
   StatusOr<std::shared_ptr<const UniqueFd>> Fd() const;
@@ -33,6 +35,14 @@ class DataFile final : public BackupDataFile {
   // background (POSIX_FADV_WILLNEED); nothing if the file cannot be opened.
   void Prefetch(uint64_t offset, uint64_t length) const override;
   static constexpr uint64_t kMaxPrefetch = 8 << 20;
+  // What the file is: its size, and the file itself (device, inode, modification time).
+  struct Identity {
+    uint64_t size = 0;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    int64_t mtime_sec = 0, mtime_nsec = 0;
+    bool operator==(const Identity&) const = default;
+  };
 
  protected:
   // kBackupDamaged if the file turns out shorter (truncated after open) or was replaced by a
@@ -41,12 +51,12 @@ class DataFile final : public BackupDataFile {
 
  private:
   DataFile(std::shared_ptr<FdCache> cache, std::shared_ptr<const LocalFolder> folder,
-           std::string rel, uint64_t size)
+           std::string rel, Identity id)
       : cache_(std::move(cache)),
         folder_(std::move(folder)),
         rel_(std::move(rel)),
         display_(folder_->path() + "/" + rel_),
-        size_(size),
+        id_(id),
         key_(NewFdCacheKey()) {}
   StatusOr<UniqueFd> Reopen() const;
 
@@ -54,8 +64,8 @@ class DataFile final : public BackupDataFile {
   std::shared_ptr<const LocalFolder> folder_;  // The folder the file is opened beneath.
   std::string rel_;
   std::string display_;
-  uint64_t size_;
-  uint64_t key_;  // This file's fd in cache_.
+  Identity id_;   // As first opened; an fd opened again must find the same file.
+  uint64_t key_;  // This file's fd in cache_.  // This file's fd in cache_.
 };
 
 }  // namespace stitchfs::engine

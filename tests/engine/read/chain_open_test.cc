@@ -219,6 +219,25 @@ TEST_F(ChainTest, ReplacedDataFileIsDetectedWhenReopened) {
   EXPECT_NE(n.status().message().find("changed size"), std::string::npos) << n.status().ToString();
 }
 
+// The same size is not the same file: a data file replaced by another of its size (its backup
+// deleted, another written in its place) is refused when opened again, never read for it.
+TEST_F(ChainTest, ADataFileReplacedByOneOfItsSizeIsDetectedWhenReopened) {
+  ChainOptions one_fd = testutil::LocalChain(/*max_open_files=*/1);
+  auto chain = OpenResolved(dir_ / "b2", one_fd);
+  ASSERT_TRUE(chain.ok());
+  const Manifest& m = (*chain)->top().manifest();
+  auto app = (*chain)->OpenEntry(*m.FindByName("log/app.log"));  // 3 files, cache holds 1
+  ASSERT_TRUE(app.ok());
+  const std::string path = dir_ / "b0/log/app.log";
+  const std::string other(std::filesystem::file_size(path), 'Z');
+  std::filesystem::remove(path);
+  testutil::WriteFile(path, other);
+  std::string buf(a_.size(), '\0');
+  auto n = (*app)->ReadAt(0, buf);
+  EXPECT_EQ(n.status().code(), ErrorCode::kBackupDamaged) << n.status().ToString();
+  EXPECT_NE(n.status().message().find("was replaced"), std::string::npos) << n.status().ToString();
+}
+
 TEST_F(ChainTest, SymlinkedDataFileIsRefused) {
   std::filesystem::remove(dir_ / "b2/copy/a.bin");
   testutil::WriteFile(dir_ / "outside", "same bytes twice");
