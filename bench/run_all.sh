@@ -11,6 +11,7 @@ bash mount_tree.sh
 bash store_year.sh
 bash store_memory.sh
 bash open_depth.sh
+bash deep_chain.sh
 bash s3_read.sh
 bash s3_tree.sh
 bash s3_backup.sh

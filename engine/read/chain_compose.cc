@@ -1,5 +1,7 @@
 #include "engine/read/chain_compose.h"
 
+#include <algorithm>
+#include <bit>
 #include <map>
 #include <set>
 #include <vector>
@@ -149,7 +151,7 @@ class ChainComposer {
       }
       RETURN_IF_ERROR(CheckChain(*b, *below, At(j)));
       below = Compose(std::move(b), *below);
-      if (j > 0 ? j % kCheckpoint == 0 : remember_top_) Remember(*below);
+      if (j > 0 ? IsCheckpoint(below->depth()) : remember_top_) Remember(*below);
     }
     return below;
   }
@@ -304,9 +306,16 @@ class ChainComposer {
                              ResolvedTables::Built& t);
 
   static constexpr size_t kHoldBytes = 8 << 20;
-  // OpenUp keeps the index of every this-many-th level below the top: a later open of any
-  // backup of the chain composes at most this many levels before it finds one.
+  // OpenUp keeps in the cache the index of each level below the top whose depth (levels from
+  // it down to its full backup, the same however the chain grows above it) is a multiple of
+  // the spacing for that depth: kCheckpoint, or an eighth of the depth rounded down to a
+  // power of two, if more. A later open of any backup of the chain composes at most that many
+  // levels before it finds one, and the indexes kept add up to a few times the top's (an index
+  // holds every level and extent below it: one every 8 levels added up to depth^2 / 16).
   static constexpr size_t kCheckpoint = 8;
+  static bool IsCheckpoint(size_t depth) {
+    return depth % std::max(kCheckpoint, std::bit_floor(depth) / 8) == 0;
+  }
 
   const ChainOptions& o_;
   const bool remember_top_;
@@ -318,10 +327,9 @@ std::unique_ptr<ResolvedBackup> ChainComposer::Compose(std::shared_ptr<const Bac
   const Backup& b = *top;
   ResolvedTables tables;
   tables.levels.reserve(base.depth() + 1);
-  tables.levels.push_back({b.folder(), b.header().uuid, b.header().timestamp,
-                           CivilToEpochSeconds(b.header().time), b.identity(),
-                           b.header().base_backup});
-  const std::vector<ResolvedTables::Level>& below = base.tables().levels;
+  tables.AddLevel({b.folder(), b.header().uuid, b.header().timestamp,
+                   CivilToEpochSeconds(b.header().time), b.identity(), b.header().base_backup});
+  const auto& below = base.tables().levels;
   tables.levels.insert(tables.levels.end(), below.begin(), below.end());
   ResolvedTables::Built t;
   ComposeExtents(b.manifest(), base, t);

@@ -4,10 +4,12 @@
 // resolves by itself (one with a valid index, or a full backup), and composed back up: each
 // level from the one below's resolved form and its own manifest (each of its files that reads
 // from the base takes the extents of the base's file it extends, plus its own tail), each
-// manifest read once, two levels in memory at a time. The top's index and that of every
-// eighth level below it are kept in the per-user cache, so a later open of any backup of the
-// chain composes at most a few levels. Where the way down stops early (a base missing, a loop,
-// too deep), that level is opened recursively, which reports the same errors as a walk.
+// manifest read once, two levels in memory at a time. The top's index and those of levels
+// spaced 8 apart (an eighth of their depth apart, deeper than 64 levels) are kept in the
+// per-user cache, so a later open of any backup of the chain composes at most 8 levels (an
+// eighth of its depth, deeper than 64), and the indexes kept add up to a few times the top's. Where
+// the way down stops early (a base missing, a loop, too deep), that level is opened recursively,
+// which reports the same errors as a walk.
 #pragma once
 
 #include <memory>

@@ -53,9 +53,8 @@ class Resolver {
   };
 
   void AddLevel(const Backup& b) {
-    tables_.levels.push_back({b.folder(), b.header().uuid, b.header().timestamp,
-                              CivilToEpochSeconds(b.header().time), b.identity(),
-                              b.header().base_backup});
+    tables_.AddLevel({b.folder(), b.header().uuid, b.header().timestamp,
+                      CivilToEpochSeconds(b.header().time), b.identity(), b.header().base_backup});
   }
 
   void Tag(uint32_t rep, uint32_t level, const FileEntry& e) {

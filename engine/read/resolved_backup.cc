@@ -61,7 +61,7 @@ StatusOr<std::shared_ptr<const BackupDataFile>> ResolvedBackup::OpenDataFile(
   std::lock_guard<std::mutex> lock(mu_);
   if (auto cached = open_[key].lock()) return cached;
   std::string name(own ? top_->manifest().entry(rep).data_file : FileName(x.file));
-  ASSIGN_OR_RETURN(auto file, OpenNamed(t_.levels[x.level].folder, name, x.length));
+  ASSIGN_OR_RETURN(auto file, OpenNamed(t_.levels[x.level]->folder, name, x.length));
   open_[key] = file;
   if (++inserts_ % 1024 == 0) {  // Forget the files no reader holds any more.
     std::erase_if(open_, [](const auto& kv) { return kv.second.expired(); });

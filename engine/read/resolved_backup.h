@@ -47,7 +47,7 @@ class ResolvedBackup {
   const Backup& top() const { return *top_; }
   const std::shared_ptr<const Backup>& shared_top() const { return top_; }
   size_t depth() const { return t_.levels.size(); }
-  const Level& level(size_t i) const { return t_.levels[i]; }  // REQUIRES: i < depth().
+  const Level& level(size_t i) const { return *t_.levels[i]; }  // REQUIRES: i < depth().
   // The extents of entry `entry`, in file order (none for an empty file).
   std::vector<FlatExtent> Extents(size_t entry) const;
   // Where entry `entry` has been unchanged since ({0, entry} without ResolveOptions::origins).

@@ -93,7 +93,7 @@ std::string ResolvedIndex::Encode(const ResolvedBackup& r) {
   std::string strings;
   std::vector<LevelRecord> levels;
   const ResolvedTables& t = r.tables();
-  for (const auto& l : t.levels) levels.push_back(RecordOf(l, &strings));
+  for (const auto& l : t.levels) levels.push_back(RecordOf(*l, &strings));
   IndexEncoder e(kKind);
   e.AddRecord(kHead, Head{r.top().manifest().num_entries()});
   e.AddArray(kLevels, std::span<const LevelRecord>(levels));
@@ -269,7 +269,9 @@ StatusOr<std::unique_ptr<ResolvedBackup>> ResolvedIndex::Decode(const SharedByte
   ASSIGN_OR_RETURN(Decoded d, ReadRecords(bytes.view()));
   ResolvedTables r;
   RETURN_IF_ERROR(CheckExtents(d, top->manifest()));
-  RETURN_IF_ERROR(CheckLevels(d, *top, o, &r.levels));
+  std::vector<ResolvedBackup::Level> levels;
+  RETURN_IF_ERROR(CheckLevels(d, *top, o, &levels));
+  for (ResolvedBackup::Level& l : levels) r.AddLevel(std::move(l));
   r.backing = bytes.owner();
   r.files = d.files;
   r.names = d.names;

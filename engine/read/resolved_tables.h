@@ -22,7 +22,7 @@ namespace stitchfs::engine {
 // A (size, checksum) content key.
 using ContentKey = std::pair<uint64_t, Checksum>;
 
-// Thread-compatible; copying copies the levels and shares the tables' memory.
+// Thread-compatible; copying shares the levels and the tables' memory.
 struct ResolvedTables {
   struct Level {  // One backup of the chain; level 0 is the top.
     std::shared_ptr<const BackupFolder> folder;
@@ -66,7 +66,11 @@ struct ResolvedTables {
   // `origins` shows `o`, which `origins_backing` keeps (whatever it kept before is let go).
   void SetOrigins(std::vector<Origin> o);
 
-  std::vector<Level> levels;  // [0]: the top backup; then each base, down the chain.
+  // [0]: the top backup; then each base, down the chain. Shared, immutable: a level composed
+  // on the one below shares its levels (copies of them made composing a chain of depth n
+  // cost n^2).
+  std::vector<std::shared_ptr<const Level>> levels;
+  void AddLevel(Level l) { levels.push_back(std::make_shared<const Level>(std::move(l))); }
   // Views of memory that `backing` and `origins_backing` keep alive: tables a builder made
   // (Adopt), or the bytes of a resolved index, used in place. Only files that read from a base
   // have extents ([first_extent[rep], first_extent[rep + 1])); the others are their own data

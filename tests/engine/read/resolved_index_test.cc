@@ -280,50 +280,82 @@ TEST_F(ResolvedIndexTest, AStorageRefusesAFolderAnotherStorageMade) {
             ErrorCode::kInvalidArgument);
 }
 
-TEST_F(ResolvedIndexTest, ADeepChainWithoutIndexesOpensFromItsBottomAndKeepsCheckpoints) {
-  // l00 <- l01 <- ... <- l19, a log appended to at each level, as ClickHouse writes them.
-  std::vector<std::unique_ptr<testutil::FixtureBackup>> chain;
-  std::vector<std::string> log(20);
-  for (size_t i = 0; i < 20; ++i) {
+// A chain of `n` backups l0000 <- l0001 <- ..., a log appended to at each level, as ClickHouse
+// writes them (no indexes); log[i] is the log at level i.
+std::vector<std::string> WriteAppendChain(const std::string& dir, size_t n) {
+  std::vector<std::string> log(n);
+  std::unique_ptr<testutil::FixtureBackup> prev;
+  for (size_t i = 0; i < n; ++i) {
     char name[8];
-    std::snprintf(name, sizeof name, "l%02zu", i);
-    chain.push_back(std::make_unique<testutil::FixtureBackup>(dir_ / name));
-    log[i] = (i ? log[i - 1] : "") + testutil::RandomBytes(10 + i, 100 + i);
+    std::snprintf(name, sizeof name, "l%04zu", i);
+    auto b = std::make_unique<testutil::FixtureBackup>(dir + "/" + name);
+    log[i] = (i ? log[i - 1] : "") + testutil::RandomBytes(10 + i % 50, 100 + i);
     if (i == 0) {
-      chain[i]->AddStored("log", log[i]);
+      b->AddStored("log", log[i]);
     } else {
-      chain[i]->SetBase(*chain[i - 1]);
-      chain[i]->AddStitched("log", log[i], log[i - 1].size());
+      b->SetBase(*prev);
+      b->AddStitched("log", log[i], log[i - 1].size());
     }
-    ASSERT_OK(chain[i]->Write());
+    EXPECT_OK(b->Write());
+    prev = std::move(b);
   }
-  auto top = Open("l19", Options());
+  return log;
+}
+
+TEST_F(ResolvedIndexTest, ADeepChainWithoutIndexesOpensFromItsBottomAndKeepsCheckpoints) {
+  const std::vector<std::string> log = WriteAppendChain(dir_.path(), 20);
+  auto top = Open("l0019", Options());
   ASSERT_TRUE(top);
-  EXPECT_EQ(Describe(*top), Walked("l19"));
+  EXPECT_EQ(Describe(*top), Walked("l0019"));
   EXPECT_EQ(top->depth(), 20u);
-  // The top's index and those of the levels 8 and 16 below it (l11, l03).
+  // The top's index and those of the levels of depth 8 and 16 (l0007, l0015).
   EXPECT_EQ(IndexFiles(cache_dir_.path()).size(), 3u);
   // Another day composes from the nearest kept level below it, and is kept in turn.
-  auto mid = Open("l07", Options());
+  auto mid = Open("l0011", Options());
   ASSERT_TRUE(mid);
-  EXPECT_EQ(Describe(*mid), Walked("l07"));
+  EXPECT_EQ(Describe(*mid), Walked("l0011"));
   EXPECT_EQ(IndexFiles(cache_dir_.path()).size(), 4u);
-  // A kept level made stale (l11 rewritten as itself): passed by on the way down.
-  fs::copy(dir_ / "l11", dir_ / "copy", fs::copy_options::recursive);
-  fs::remove_all(dir_ / "l11");
-  fs::rename(dir_ / "copy", dir_ / "l11");
+  // A kept level made stale (l0015 rewritten as itself): passed by on the way down.
+  fs::copy(dir_ / "l0015", dir_ / "copy", fs::copy_options::recursive);
+  fs::remove_all(dir_ / "l0015");
+  fs::rename(dir_ / "copy", dir_ / "l0015");
   ChainOptions o = Options();
   o.cache = nullptr;  // Nothing cached: the whole way down.
-  auto walked_again = OpenResolved(dir_ / "l19", o);
+  auto walked_again = OpenResolved(dir_ / "l0019", o);
   ASSERT_TRUE(walked_again.ok()) << walked_again.status().ToString();
-  auto again = Open("l19", Options());
+  auto again = Open("l0019", Options());
   ASSERT_TRUE(again);
-  EXPECT_EQ(Describe(*again), Walked("l19"));
+  EXPECT_EQ(Describe(*again), Walked("l0019"));
   std::string bytes(log[19].size(), '\0');
   auto f = again->OpenEntry(0);
   ASSERT_TRUE(f.ok());
   ASSERT_TRUE((*f)->ReadAt(0, bytes).ok());
   EXPECT_EQ(bytes, log[19]);
+}
+
+// Deeper down the kept levels are farther apart (an eighth of their depth): the indexes a deep
+// chain leaves in the cache add up to some times the top's, not depth / 16 times (each holds
+// every level below it).
+TEST_F(ResolvedIndexTest, TheIndexesKeptForADeepChainAddUpToSomeTimesTheTops) {
+  WriteAppendChain(dir_.path(), 600);
+  auto top = Open("l0599", Options());
+  ASSERT_TRUE(top);
+  std::string bytes(top->top().manifest().size(0), '\0');
+  auto f = top->OpenEntry(0);
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE((*f)->ReadAt(0, bytes).ok());
+  // Depths 8..120 by 8, 128..240 by 16, 256..480 by 32, 512 and 576, and the top.
+  const std::vector<std::string> kept = IndexFiles(cache_dir_.path());
+  EXPECT_EQ(kept.size(), 15u + 8u + 8u + 2u + 1u);
+  uintmax_t all = 0, largest = 0;
+  for (const std::string& k : kept) {
+    all += fs::file_size(k);
+    largest = std::max(largest, fs::file_size(k));
+  }
+  EXPECT_LT(all, 16 * largest);
+  auto mid = Open("l0300", Options());  // Composed from depth 288: 13 levels.
+  ASSERT_TRUE(mid);
+  EXPECT_EQ(mid->depth(), 301u);
 }
 
 TEST_F(ResolvedIndexTest, DamagedOrForgedIndexesAreMissesOrAddUp) {
