@@ -29,7 +29,9 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)   # Depends: what dpkg-shlibdeps finds, and fuse3
 # fuse3: fusermount3, to unmount. libcurl4: loaded when object storage is first used, not
 # linked, so dpkg-shlibdeps cannot see it (7.75 brought the SigV4 signer the S3 client uses).
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "fuse3, libcurl4 (>= 7.75.0)")
+# The archive codecs likewise, loaded when an archive first needs one.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+    "fuse3, libcurl4 (>= 7.75.0), zlib1g, libzstd1, liblzma5, libbz2-1.0")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS attr)  # getfattr, for the provenance attributes.
 # Debian wants compressed manual pages and a changelog: done in the staged tree.
 configure_file(cmake/deb/changelog.in deb/changelog @ONLY)

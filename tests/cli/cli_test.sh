@@ -19,6 +19,9 @@ check() { local what=$1; shift; if "$@"; then ok; else bad "$what"; fi; }
 "$MAKE_FIXTURE" chain "$work/s" || { echo "fixture failed"; exit 1; }
 S=$work/s
 
+# The archive codecs and libcurl are loaded when first needed, not linked: every start pays for
+# each linked library (ms from a cold disk).
+check "no archive codec or libcurl linked" bash -c "! ldd '$STITCH' | grep -qE 'libzstd|liblzma|libbz2|libz\.so|libcurl'"
 check "stitch --version" grep -qE '^stitch [0-9]+\.[0-9]+\.[0-9]+$' <<<"$("$STITCH" --version)"
 
 # --- reading -----------------------------------------------------------------------------

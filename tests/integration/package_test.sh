@@ -36,6 +36,8 @@ depends=$(dpkg-deb -f "$deb" Depends)
 check "Depends: fuse3" grep -qE '(^|, )fuse3(,|$)' <<<"$depends"
 check "Depends: libfuse3 and libc (dpkg-shlibdeps), libcurl4 (loaded when object storage is used)" \
   bash -c "grep -q 'libfuse3-3' <<<'$depends' && grep -q 'libcurl4' <<<'$depends' && grep -q 'libc6' <<<'$depends'"
+check "Depends: the archive codecs (loaded when an archive needs one)" \
+  bash -c "for p in zlib1g libzstd1 liblzma5 libbz2-1.0; do grep -q \"\$p\" <<<'$depends' || exit 1; done"
 
 R=$work/root
 dpkg-deb -x "$deb" "$R"

@@ -1,7 +1,5 @@
 #include "engine/backends/archive/index_builder.h"
 
-#include <zlib.h>
-
 #include <optional>
 
 #include "engine/backends/archive/inflate_points.h"

@@ -1,11 +1,11 @@
 #include "engine/backends/archive/inflate_points.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
+
+#include "engine/backends/archive/codec_libraries.h"
 
 namespace stitchfs::engine {
 
@@ -17,9 +17,11 @@ constexpr size_t kInChunk = 128 * 1024;
 // RAII for a z_stream set up for inflating.
 class Inflater {
  public:
-  explicit Inflater(int window_bits) { live_ = ::inflateInit2(&z_, window_bits) == Z_OK; }
+  Inflater(const ZlibApi& zl, int window_bits) : zl_(zl) {
+    live_ = zl_.InflateInit2(&z_, window_bits) == Z_OK;
+  }
   ~Inflater() {
-    if (live_) ::inflateEnd(&z_);
+    if (live_) zl_.inflate_end(&z_);
   }
   Inflater(const Inflater&) = delete;
   Inflater& operator=(const Inflater&) = delete;
@@ -27,6 +29,7 @@ class Inflater {
   z_stream* get() { return &z_; }
 
  private:
+  const ZlibApi& zl_;
   z_stream z_{};
   bool live_ = false;
 };
@@ -38,12 +41,17 @@ Status Corrupt(const std::string& display, const z_stream& z, const char* fallba
 
 class DeflateIndexer {
  public:
-  DeflateIndexer(const DecodePass& pass, uint64_t in_offset, uint64_t in_length, bool gzip,
-                 ArchiveIndex* index)
-      : pass_(pass), begin_(in_offset), end_(in_offset + in_length), gzip_(gzip), index_(index) {}
+  DeflateIndexer(const ZlibApi& zl, const DecodePass& pass, uint64_t in_offset, uint64_t in_length,
+                 bool gzip, ArchiveIndex* index)
+      : zl_(zl),
+        pass_(pass),
+        begin_(in_offset),
+        end_(in_offset + in_length),
+        gzip_(gzip),
+        index_(index) {}
 
   StatusOr<ArchiveStream> Run(uint32_t* crc) {
-    Inflater inf(gzip_ ? 15 + 16 : -15);
+    Inflater inf(zl_, gzip_ ? 15 + 16 : -15);
     if (!inf.live()) return Status::Internal("zlib: cannot start inflating");
     z_ = inf.get();
     ArchiveStream s;
@@ -53,7 +61,7 @@ class DeflateIndexer {
     first_point_ = s.first_point;
     RETURN_IF_ERROR(Charge(IndexLimits::kStartCost));
     if (!gzip_) RETURN_IF_ERROR(AddPoint(begin_ * 8));
-    crc_ = ::crc32(0, nullptr, 0);
+    crc_ = zl_.crc32(0, nullptr, 0);
     RETURN_IF_ERROR(Loop());
     s.in_length = Consumed() - begin_;
     s.out_size = count_.total;
@@ -90,7 +98,7 @@ class DeflateIndexer {
       if (ring_pos_ == kWindow) ring_pos_ = 0;
       z_->next_out = reinterpret_cast<Bytef*>(ring_ + ring_pos_);
       z_->avail_out = static_cast<uInt>(kWindow - ring_pos_);
-      const int ret = ::inflate(z_, Z_BLOCK);
+      const int ret = zl_.inflate(z_, Z_BLOCK);
       if (ret != Z_OK && ret != Z_STREAM_END && ret != Z_BUF_ERROR)
         return Corrupt(pass_.display, *z_, "inflate failed");
       if (ret == Z_BUF_ERROR && eof) return Corrupt(pass_.display, *z_, "it ends early");
@@ -120,7 +128,7 @@ class DeflateIndexer {
     if (produced == 0) return true;
     const char* p = ring_ + ring_pos_;
     ASSIGN_OR_RETURN(bool go_on, Deliver(pass_, {p, produced}, &count_));
-    crc_ = ::crc32(crc_, reinterpret_cast<const Bytef*>(p), static_cast<uInt>(produced));
+    crc_ = zl_.crc32(crc_, reinterpret_cast<const Bytef*>(p), static_cast<uInt>(produced));
     ring_pos_ += produced;
     ring_fill_ = std::min(kWindow, ring_fill_ + produced);
     return go_on;
@@ -146,7 +154,7 @@ class DeflateIndexer {
       pos_ = end_;
       return false;
     }
-    if (::inflateReset(z_) != Z_OK) return Status::Internal("zlib: cannot reset");
+    if (zl_.inflate_reset(z_) != Z_OK) return Status::Internal("zlib: cannot reset");
     RETURN_IF_ERROR(Charge(IndexLimits::kStartCost));
     member_start_ = count_.total;
     ring_fill_ = 0;
@@ -183,6 +191,7 @@ class DeflateIndexer {
     return Status::OK();
   }
 
+  const ZlibApi& zl_;
   const DecodePass& pass_;
   const uint64_t begin_;
   uint64_t end_;
@@ -205,14 +214,16 @@ class DeflateIndexer {
 
 StatusOr<ArchiveStream> IndexDeflate(const DecodePass& pass, uint64_t in_offset, uint64_t in_length,
                                      bool gzip, ArchiveIndex* index, uint32_t* crc) {
-  auto indexer = std::make_unique<DeflateIndexer>(pass, in_offset, in_length, gzip, index);
+  ASSIGN_OR_RETURN(const ZlibApi* zl, Zlib());
+  auto indexer = std::make_unique<DeflateIndexer>(*zl, pass, in_offset, in_length, gzip, index);
   return indexer->Run(crc);
 }
 
 Status InflateFrom(const RandomAccessFile& file, const ArchiveStream& stream,
                    const RestartPoint& point, std::string_view window, std::span<char> dst,
                    const std::string& display) {
-  Inflater inf(-15);
+  ASSIGN_OR_RETURN(const ZlibApi* zl, Zlib());
+  Inflater inf(*zl, -15);
   if (!inf.live()) return Status::Internal("zlib: cannot start inflating");
   z_stream* z = inf.get();
   uint64_t pos = point.in_bit / 8;
@@ -222,11 +233,12 @@ Status InflateFrom(const RandomAccessFile& file, const ArchiveStream& stream,
     char c;
     ASSIGN_OR_RETURN(size_t n, file.ReadAt(pos, {&c, 1}));
     if (n != 1) return Status::BackupDamaged("archive " + display + " is cut short");
-    ::inflatePrime(z, 8 - used, static_cast<unsigned char>(c) >> used);
+    zl->inflate_prime(z, 8 - used, static_cast<unsigned char>(c) >> used);
     ++pos;
   }
-  if (!window.empty() && ::inflateSetDictionary(z, reinterpret_cast<const Bytef*>(window.data()),
-                                                static_cast<uInt>(window.size())) != Z_OK) {
+  if (!window.empty() &&
+      zl->inflate_set_dictionary(z, reinterpret_cast<const Bytef*>(window.data()),
+                                 static_cast<uInt>(window.size())) != Z_OK) {
     return Corrupt(display, *z, "bad window");
   }
   z->next_out = reinterpret_cast<Bytef*>(dst.data());
@@ -241,7 +253,7 @@ Status InflateFrom(const RandomAccessFile& file, const ArchiveStream& stream,
       z->next_in = reinterpret_cast<Bytef*>(in.data());
       z->avail_in = static_cast<uInt>(n);
     }
-    const int ret = ::inflate(z, Z_NO_FLUSH);
+    const int ret = zl->inflate(z, Z_NO_FLUSH);
     if (ret == Z_STREAM_END && z->avail_out > 0) return Corrupt(display, *z, "it ends early");
     if (ret != Z_OK && ret != Z_STREAM_END && ret != Z_BUF_ERROR)
       return Corrupt(display, *z, "inflate failed");

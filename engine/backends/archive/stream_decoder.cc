@@ -1,10 +1,8 @@
 #include "engine/backends/archive/stream_decoder.h"
 
-#include <bzlib.h>
-#include <lzma.h>
-#include <zstd.h>
-
 #include <memory>
+
+#include "engine/backends/archive/codec_libraries.h"
 
 namespace stitchfs::engine {
 
@@ -26,37 +24,40 @@ class Decoder {
 
 class ZstdDecoder final : public Decoder {
  public:
-  ZstdDecoder() : d_(ZSTD_createDStream()) {
-    if (d_ != nullptr) ZSTD_initDStream(d_);
+  explicit ZstdDecoder(const ZstdApi& z) : z_(z), d_(z.create_dstream()) {
+    if (d_ != nullptr) z_.init_dstream(d_);
   }
-  ~ZstdDecoder() override { ZSTD_freeDStream(d_); }
+  ~ZstdDecoder() override { z_.free_dstream(d_); }
   StatusOr<size_t> Step(std::string_view* in, std::span<char> out, bool* ended) override {
     if (d_ == nullptr) return Status::Internal("libzstd: cannot start decoding");
     ZSTD_inBuffer i{in->data(), in->size(), 0};
     ZSTD_outBuffer o{out.data(), out.size(), 0};
-    const size_t r = ZSTD_decompressStream(d_, &o, &i);
-    if (ZSTD_isError(r)) return Status::BackupDamaged(ZSTD_getErrorName(r));
+    const size_t r = z_.decompress_stream(d_, &o, &i);
+    if (z_.is_error(r)) return Status::BackupDamaged(z_.get_error_name(r));
     in->remove_prefix(i.pos);
     *ended = r == 0;  // A frame is complete; another may follow.
     return o.pos;
   }
 
  private:
+  const ZstdApi& z_;
   ZSTD_DStream* d_;
 };
 
 class LzmaDecoder final : public Decoder {
  public:
   // Either format, told by its magic: tools write `.tar.lzma` as either.
-  LzmaDecoder() { ok_ = lzma_auto_decoder(&s_, kLzmaMemLimit, LZMA_CONCATENATED) == LZMA_OK; }
-  ~LzmaDecoder() override { lzma_end(&s_); }
+  explicit LzmaDecoder(const LzmaApi& x) : x_(x) {
+    ok_ = x_.auto_decoder(&s_, kLzmaMemLimit, LZMA_CONCATENATED) == LZMA_OK;
+  }
+  ~LzmaDecoder() override { x_.end(&s_); }
   StatusOr<size_t> Step(std::string_view* in, std::span<char> out, bool* ended) override {
     if (!ok_) return Status::Internal("liblzma: cannot start decoding");
     s_.next_in = reinterpret_cast<const uint8_t*>(in->data());
     s_.avail_in = in->size();
     s_.next_out = reinterpret_cast<uint8_t*>(out.data());
     s_.avail_out = out.size();
-    const lzma_ret r = lzma_code(&s_, in->empty() ? LZMA_FINISH : LZMA_RUN);
+    const lzma_ret r = x_.code(&s_, in->empty() ? LZMA_FINISH : LZMA_RUN);
     if (r == LZMA_MEMLIMIT_ERROR) {
       return Status::BackupDamaged("it needs more than " + std::to_string(kLzmaMemLimit >> 20) +
                                    " MiB of memory to decode");
@@ -69,27 +70,28 @@ class LzmaDecoder final : public Decoder {
   }
 
  private:
+  const LzmaApi& x_;
   lzma_stream s_ = LZMA_STREAM_INIT;
   bool ok_ = false;
 };
 
 class Bzip2Decoder final : public Decoder {
  public:
-  Bzip2Decoder() { ok_ = BZ2_bzDecompressInit(&s_, 0, 0) == BZ_OK; }
-  ~Bzip2Decoder() override { BZ2_bzDecompressEnd(&s_); }
+  explicit Bzip2Decoder(const Bzip2Api& b) : b_(b) { ok_ = b_.decompress_init(&s_, 0, 0) == BZ_OK; }
+  ~Bzip2Decoder() override { b_.decompress_end(&s_); }
   StatusOr<size_t> Step(std::string_view* in, std::span<char> out, bool* ended) override {
     if (!ok_) return Status::Internal("libbz2: cannot start decoding");
     if (restart_) {  // Streams concatenated (as pbzip2 writes them): a decoder each.
-      BZ2_bzDecompressEnd(&s_);
+      b_.decompress_end(&s_);
       s_ = bz_stream{};
-      if (BZ2_bzDecompressInit(&s_, 0, 0) != BZ_OK) return Status::Internal("libbz2: restart");
+      if (b_.decompress_init(&s_, 0, 0) != BZ_OK) return Status::Internal("libbz2: restart");
       restart_ = false;
     }
     s_.next_in = const_cast<char*>(in->data());
     s_.avail_in = static_cast<unsigned>(in->size());
     s_.next_out = out.data();
     s_.avail_out = static_cast<unsigned>(out.size());
-    const int r = BZ2_bzDecompress(&s_);
+    const int r = b_.decompress(&s_);
     if (r != BZ_OK && r != BZ_STREAM_END)
       return Status::BackupDamaged("libbz2 error " + std::to_string(r));
     in->remove_prefix(in->size() - s_.avail_in);
@@ -98,31 +100,39 @@ class Bzip2Decoder final : public Decoder {
   }
 
  private:
+  const Bzip2Api& b_;
   bz_stream s_{};
   bool ok_ = false;
   bool restart_ = false;
 };
 
-std::unique_ptr<Decoder> MakeDecoder(StreamCodec codec) {
+// The decoder of `codec`, its library loaded; nullptr for a codec it has none of.
+StatusOr<std::unique_ptr<Decoder>> MakeDecoder(StreamCodec codec) {
   switch (codec) {
-    case StreamCodec::kZstd:
-      return std::make_unique<ZstdDecoder>();
+    case StreamCodec::kZstd: {
+      ASSIGN_OR_RETURN(const ZstdApi* z, Zstd());
+      return std::unique_ptr<Decoder>(std::make_unique<ZstdDecoder>(*z));
+    }
     case StreamCodec::kXz:
-    case StreamCodec::kLzma:
-      return std::make_unique<LzmaDecoder>();
-    case StreamCodec::kBzip2:
-      return std::make_unique<Bzip2Decoder>();
+    case StreamCodec::kLzma: {
+      ASSIGN_OR_RETURN(const LzmaApi* x, Lzma());
+      return std::unique_ptr<Decoder>(std::make_unique<LzmaDecoder>(*x));
+    }
+    case StreamCodec::kBzip2: {
+      ASSIGN_OR_RETURN(const Bzip2Api* b, Bzip2());
+      return std::unique_ptr<Decoder>(std::make_unique<Bzip2Decoder>(*b));
+    }
     case StreamCodec::kNone:
     case StreamCodec::kGzip:
       break;
   }
-  return nullptr;
+  return std::unique_ptr<Decoder>();
 }
 
 }  // namespace
 
 StatusOr<uint64_t> DecodeWhole(StreamCodec codec, const DecodePass& pass) {
-  std::unique_ptr<Decoder> d = MakeDecoder(codec);
+  ASSIGN_OR_RETURN(std::unique_ptr<Decoder> d, MakeDecoder(codec));
   if (!d) return Status::Internal("no whole-stream decoder for this codec");
   const uint64_t size = pass.file->size();
   std::string in, out(kChunk, '\0');

@@ -1,7 +1,6 @@
 #include "engine/backends/archive/zip_index.h"
 
-#include <zlib.h>
-
+#include "engine/backends/archive/codec_libraries.h"
 #include "engine/backends/archive/inflate_points.h"
 #include "engine/backends/archive/stream_decoder.h"
 #include "engine/backends/archive/zip_directory.h"
@@ -124,9 +123,10 @@ class ZipIndexer {
     one.display = member;
     one.max_output = e.size;
     const uint64_t at = cached_bytes_;
-    uLong crc = ::crc32(0, nullptr, 0);
+    ASSIGN_OR_RETURN(const ZlibApi* zl, Zlib());
+    uLong crc = zl->crc32(0, nullptr, 0);
     one.sink = [&](std::span<const char> d) {
-      crc = ::crc32(crc, reinterpret_cast<const Bytef*>(d.data()), static_cast<uInt>(d.size()));
+      crc = zl->crc32(crc, reinterpret_cast<const Bytef*>(d.data()), static_cast<uInt>(d.size()));
       cached_bytes_ += d.size();
       return writer_->Append(d);
     };
