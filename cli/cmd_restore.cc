@@ -27,7 +27,7 @@ int CmdRestore(int argc, char** argv) {
   bar.Done();
   if (!r.ok()) {  // Named: the backup at fault, the target refused, or else both.
     const std::string& why = r.status().message();
-    const bool named = why.rfind("Backup ", 0) == 0 || why.rfind("restore ", 0) == 0;
+    const bool named = why.rfind("Backup ", 0) == 0 || why.find(o.target) != std::string::npos;
     return Fail(r.status().WithPrefix(
         named ? "" : "restore of " + chain->top().path() + " into " + o.target + ": "));
   }

@@ -121,8 +121,7 @@ Status RestoreOne(const ResolvedBackup& chain, size_t idx, int root, RestoreTarg
   const FileEntry e = chain.top().manifest().entry(idx);
   const std::string name(e.name);
   auto [dir, leaf] = SplitParent(name);
-  ASSIGN_OR_RETURN(UniqueFd dir_fd, MakeDirsBeneath(root, dir));
-  RETURN_IF_ERROR(target.MayWriteIn(dir_fd.get(), dir.empty() ? "." : dir));
+  ASSIGN_OR_RETURN(UniqueFd dir_fd, target.OpenDir(root, dir));
   const std::string tmp = RestoreTarget::TempName(leaf);
   Status s = FillEntry(chain, e, idx, root, dir_fd.get(), tmp, links, buf, progress);
   if (s.ok() && ::renameat(dir_fd.get(), tmp.c_str(), dir_fd.get(), leaf.c_str()) != 0) {

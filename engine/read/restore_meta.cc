@@ -33,8 +33,7 @@ Status ApplyMeta(int fd, const PosixMeta& m, const std::string& what) {
 Status RestoreSymlink(int root, const Node& n, RestoreTarget& target) {
   const std::string name(n.name);
   auto [dir, leaf] = SplitParent(name);
-  ASSIGN_OR_RETURN(UniqueFd parent, MakeDirsBeneath(root, dir));
-  RETURN_IF_ERROR(target.MayWriteIn(parent.get(), dir.empty() ? "." : dir));
+  ASSIGN_OR_RETURN(UniqueFd parent, target.OpenDir(root, dir));
   const std::string tmp = RestoreTarget::TempName(leaf);
   ::unlinkat(parent.get(), tmp.c_str(), 0);
   if (::symlinkat(std::string(n.target).c_str(), parent.get(), tmp.c_str()) != 0) {
@@ -57,8 +56,7 @@ Status RestoreSymlink(int root, const Node& n, RestoreTarget& target) {
 }
 
 Status RestoreDir(int root, const Node& n, RestoreTarget& target) {
-  ASSIGN_OR_RETURN(UniqueFd dir, MakeDirsBeneath(root, n.name));
-  return target.MayWriteIn(dir.get(), std::string(n.name));
+  return target.OpenDir(root, n.name).status();
 }
 
 Status FinishDirs(int root, const std::vector<Node>& dirs) {

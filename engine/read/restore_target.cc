@@ -8,20 +8,28 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "engine/base/unique_fd.h"
+#include "engine/base/folder_above.h"
 
 namespace stitchfs::engine {
 namespace {
 
-bool Holds(int dir, const char* name) {
+// True if folder `dir` holds a regular file `name` (a folder or a symlink of that name is no
+// backup's).
+bool HoldsFile(int dir, const char* name) {
   struct stat st;
-  return ::fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+  return ::fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
-StatusOr<std::pair<dev_t, ino_t>> IdOf(int fd, const std::string& what) {
+StatusOr<std::pair<dev_t, ino_t>> IdOf(int fd, std::string_view what) {
   struct stat st;
-  if (::fstat(fd, &st) != 0) return Status::IOError("stat " + what, errno);
+  if (::fstat(fd, &st) != 0) return Status::IOError("stat " + std::string(what), errno);
   return std::make_pair(st.st_dev, st.st_ino);
+}
+
+// "a/b" for "a/b/c", "" for "a".
+std::string ParentOf(const std::string& rel) {
+  const size_t slash = rel.rfind('/');
+  return slash == std::string::npos ? "" : rel.substr(0, slash);
 }
 
 }  // namespace
@@ -29,63 +37,106 @@ StatusOr<std::pair<dev_t, ino_t>> IdOf(int fd, const std::string& what) {
 StatusOr<RestoreTarget> RestoreTarget::Check(int root, const std::string& target,
                                              const ResolvedBackup& chain) {
   ASSIGN_OR_RETURN(Id id, IdOf(root, target));
-  RestoreTarget t(id);
+  RestoreTarget t(id, chain.top().manifest());
   for (size_t i = 0; i < chain.depth(); ++i) {
     struct stat st;  // Folders on this machine only (not object storage, not an archive).
     if (::stat(chain.level(i).path().c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
       t.chain_.insert({st.st_dev, st.st_ino});
     }
   }
-  // The target and each folder above it, to the root of the file system.
+  // The target and each folder above it, to the root of the file system tree.
   UniqueFd cur(::fcntl(root, F_DUPFD_CLOEXEC, 0));
+  const std::string top;
   for (int up = 0; cur && up < 4096; ++up) {
-    auto at = IdOf(cur.get(), target);
-    if (!at.ok()) break;
+    ASSIGN_OR_RETURN(Id at, IdOf(cur.get(), target));
     // Above the target only a backup counts (`.lock` is a common name elsewhere).
-    if (std::string why = t.Refusal(cur.get(), *at, /*lock=*/up == 0); !why.empty()) {
+    if (std::string why = t.Refusal(cur.get(), at, up ? nullptr : &top, /*lock=*/up == 0);
+        !why.empty()) {
       return Status::InvalidArgument("restore target " + target + (up ? " is inside " : " is ") +
                                      why + ": choose another target");
     }
-    UniqueFd parent(::openat(cur.get(), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!parent) break;
-    auto above = IdOf(parent.get(), target);
-    if (!above.ok() || *above == *at) break;  // The root of the file system.
-    cur = std::move(parent);
+    auto above = FolderAbove(cur.get());
+    if (!above.ok()) {
+      return Status::InvalidArgument("restore target " + target + ": " + above.status().message() +
+                                     ": choose another target");
+    }
+    cur = std::move(above->folder);
   }
   t.safe_.insert(id);
   return t;
 }
 
-std::string RestoreTarget::Refusal(int fd, Id id, bool lock) const {
+std::string RestoreTarget::Refusal(int fd, Id id, const std::string* rel, bool lock) const {
   if (chain_.count(id)) return "a folder of the backup being read, whose data files it reads";
-  if (Holds(fd, ".backup")) return "a backup (it holds a .backup)";
-  if (lock && Holds(fd, ".lock")) return "a backup being written (it holds a .lock)";
+  // A backup of backups restored again finds the `.backup` it restored there before.
+  auto restores = [&](const char* name) {
+    return rel != nullptr && m_->FindByName(rel->empty() ? name : *rel + "/" + name).has_value();
+  };
+  if (HoldsFile(fd, ".backup") && !restores(".backup")) return "a backup (it holds a .backup)";
+  if (lock && HoldsFile(fd, ".lock") && !restores(".lock")) {
+    return "a backup being written (it holds a .lock)";
+  }
   return "";
 }
 
-Status RestoreTarget::MayWriteIn(int dir, const std::string& name) {
+Status RestoreTarget::MayWriteIn(int dir, std::string_view rel_view) {
+  const std::string name = rel_view.empty() ? "." : std::string(rel_view);
   ASSIGN_OR_RETURN(Id id, IdOf(dir, name));
   if (safe_.count(id)) return Status::OK();
   UniqueFd cur(::fcntl(dir, F_DUPFD_CLOEXEC, 0));
   std::vector<Id> checked;
-  for (Id at = id; cur && !safe_.count(at);) {
-    if (std::string why = Refusal(cur.get(), at, /*lock=*/true); !why.empty()) {
-      return Status::InvalidArgument("restore would write into folder \"" + name + "\", " +
+  std::string rel(rel_view);
+  bool inside = true;  // `cur` lies beneath the target, at `rel` (no mount crossed yet).
+  bool crossed = false;
+  for (Id at = id; !safe_.count(at);) {
+    if (std::string why = Refusal(cur.get(), at, inside ? &rel : nullptr, /*lock=*/true);
+        !why.empty()) {
+      return Status::InvalidArgument("would write into folder \"" + name + "\", " +
                                      (at == id ? "" : "inside ") + why + ": choose another target");
     }
     checked.push_back(at);
-    UniqueFd parent(::openat(cur.get(), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!parent) return Status::IOError("open the folder above " + name, errno);
-    ASSIGN_OR_RETURN(Id above, IdOf(parent.get(), name));
-    if (above == at) {  // Reached the root of the file system: not beneath the target.
-      return Status::InvalidArgument("restore would write into folder \"" + name +
-                                     "\", which is not beneath the target");
+    auto above = FolderAbove(cur.get());
+    if (!above.ok()) {
+      return Status::InvalidArgument("would write into folder \"" + name +
+                                     "\": " + above.status().message());
     }
-    cur = std::move(parent);
-    at = above;
+    crossed = crossed || above->crossed;
+    if (!above->folder) {  // The root of the tree: it was not beneath the target.
+      return Status::InvalidArgument(
+          "would write into folder \"" + name + "\", which " +
+          (crossed ? "is another place mounted beneath the target (a bind mount): restore into "
+                     "it directly"
+                   : "is not beneath the target"));
+    }
+    inside = inside && !above->crossed && !rel.empty();
+    rel = ParentOf(rel);
+    cur = std::move(above->folder);
+    ASSIGN_OR_RETURN(at, IdOf(cur.get(), name));
   }
   safe_.insert(checked.begin(), checked.end());
   return Status::OK();
+}
+
+StatusOr<UniqueFd> RestoreTarget::OpenDir(int root, std::string_view rel) {
+  UniqueFd cur(::fcntl(root, F_DUPFD_CLOEXEC, 0));
+  if (!cur) return Status::IOError("dup", errno);
+  size_t start = 0;
+  while (start < rel.size()) {
+    RETURN_IF_ERROR(MayWriteIn(cur.get(), rel.substr(0, start == 0 ? 0 : start - 1)));
+    size_t end = rel.find('/', start);
+    if (end == std::string_view::npos) end = rel.size();
+    const std::string part(rel.substr(start, end - start));
+    if (::mkdirat(cur.get(), part.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Status::IOError("mkdir " + std::string(rel.substr(0, end)), errno);
+    }
+    UniqueFd next(
+        ::openat(cur.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!next) return Status::IOError("open folder " + std::string(rel.substr(0, end)), errno);
+    cur = std::move(next);
+    start = end + 1;
+  }
+  RETURN_IF_ERROR(MayWriteIn(cur.get(), rel));
+  return cur;
 }
 
 std::string RestoreTarget::TempName(const std::string& leaf) {

@@ -71,6 +71,17 @@ if mkdir -p "$work/bind" && mount --bind "$S" "$work/bind" 2>/dev/null; then
   expect_exit 2 "a folder of the backup being read" -- "$STITCH" restore "$S/b2" "$work/bind/b1"
   expect_exit 2 "inside a folder of the backup being read" -- "$STITCH" restore "$S/b2" "$work/bind/b0/sub"
   umount "$work/bind"
+  # A sub-folder of a backup of the chain bind-mounted as the target, or inside it: its `..` is
+  # not where it lies, its real place is (/proc/self/mountinfo).
+  mkdir -p "$work/bt/data/db" "$work/bt2"
+  if mount --bind "$S/b2/data/db" "$work/bt/data/db"; then
+    expect_exit 2 "inside a folder of the backup being read" -- "$STITCH" restore "$S/b2" "$work/bt"
+    umount "$work/bt/data/db"
+  fi
+  if mount --bind "$S/b1/data" "$work/bt2"; then
+    expect_exit 2 "inside a folder of the backup being read" -- "$STITCH" restore "$S/b2" "$work/bt2"
+    umount "$work/bt2"
+  fi
 fi
 check "refused restores left the chain whole" "$STITCH" verify "$S/b2"
 check "and created nothing in it" test ! -e "$S/b0/sub"

@@ -134,6 +134,19 @@ TEST_F(RestoreVerifyTest, NeverWritesIntoABackup) {
   of_backups.AddStored("x/data/f", "f");
   ASSERT_OK(WriteAndRestore(of_backups, dir_ / "restored-backups"));
   EXPECT_EQ(ReadFile(dir_ / "restored-backups/x/data/f"), "f");
+  ASSERT_OK(WriteAndRestore(of_backups, dir_ / "restored-backups"));  // And again, over it.
+
+  // Nothing is made in a folder before it is checked: a backup at x in the target gets no
+  // x/new/deep of an entry x/new/deep/f.
+  FixtureBackup deep(dir_ / "deep");
+  deep.AddStored("x/new/deep/f", "f");
+  std::filesystem::create_directories(dir_ / "t-deep/x");
+  testutil::WriteFile(dir_ / "t-deep/x/.backup", before);
+  EXPECT_EQ(WriteAndRestore(deep, dir_ / "t-deep").code(), ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "t-deep/x/new"));
+  // A folder named .backup above the target is no backup.
+  std::filesystem::create_directories(dir_ / "home/.backup");
+  ASSERT_OK(WriteAndRestore(deep, dir_ / "home/out"));
 }
 
 // A leaf of 255 bytes (NAME_MAX) restores: its temporary name is short.
