@@ -56,11 +56,12 @@ Status PreadFully(int fd, uint64_t offset, std::span<char> dst, const std::strin
 }
 
 // One component at a time, so a symlink planted in the tree cannot redirect writes elsewhere.
-StatusOr<UniqueFd> MakeDirsBeneath(int root, std::string_view rel) {
+StatusOr<UniqueFd> MakeDirsBeneath(int root, std::string_view rel, const BeforeMaking& before) {
   UniqueFd cur(::fcntl(root, F_DUPFD_CLOEXEC, 0));
   if (!cur) return Status::IOError("dup", errno);
   size_t start = 0;
   while (start < rel.size()) {
+    if (before) RETURN_IF_ERROR(before(cur.get(), rel.substr(0, start == 0 ? 0 : start - 1)));
     size_t end = rel.find('/', start);
     if (end == std::string_view::npos) end = rel.size();
     const std::string part(rel.substr(start, end - start));

@@ -1,6 +1,7 @@
 // POSIX file helpers: safe opens beneath a backup folder and complete positional reads.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -20,7 +21,11 @@ StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extr
 
 // Opens folder `rel` beneath `root` (empty: root itself), creating missing folders (0755), never
 // following a symlink. kIOError naming the folder on failure (ELOOP/ENOTDIR for a symlink).
-StatusOr<UniqueFd> MakeDirsBeneath(int root, std::string_view rel);
+// `before`, if set, is asked about each folder on the way (its fd, and its path beneath root)
+// before anything is made in it; an error it gives stops there.
+using BeforeMaking = std::function<Status(int dir, std::string_view path)>;
+StatusOr<UniqueFd> MakeDirsBeneath(int root, std::string_view rel,
+                                   const BeforeMaking& before = nullptr);
 
 // Writes all of `data` at the fd's position (retrying short writes and EINTR); kIOError naming
 // `what` otherwise.

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "engine/base/folder_above.h"
+#include "engine/base/posix_file.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -118,25 +119,11 @@ Status RestoreTarget::MayWriteIn(int dir, std::string_view rel_view) {
 }
 
 StatusOr<UniqueFd> RestoreTarget::OpenDir(int root, std::string_view rel) {
-  UniqueFd cur(::fcntl(root, F_DUPFD_CLOEXEC, 0));
-  if (!cur) return Status::IOError("dup", errno);
-  size_t start = 0;
-  while (start < rel.size()) {
-    RETURN_IF_ERROR(MayWriteIn(cur.get(), rel.substr(0, start == 0 ? 0 : start - 1)));
-    size_t end = rel.find('/', start);
-    if (end == std::string_view::npos) end = rel.size();
-    const std::string part(rel.substr(start, end - start));
-    if (::mkdirat(cur.get(), part.c_str(), 0755) != 0 && errno != EEXIST) {
-      return Status::IOError("mkdir " + std::string(rel.substr(0, end)), errno);
-    }
-    UniqueFd next(
-        ::openat(cur.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!next) return Status::IOError("open folder " + std::string(rel.substr(0, end)), errno);
-    cur = std::move(next);
-    start = end + 1;
-  }
-  RETURN_IF_ERROR(MayWriteIn(cur.get(), rel));
-  return cur;
+  ASSIGN_OR_RETURN(UniqueFd dir, MakeDirsBeneath(root, rel, [this](int at, std::string_view path) {
+                     return MayWriteIn(at, path);
+                   }));
+  RETURN_IF_ERROR(MayWriteIn(dir.get(), rel));
+  return dir;
 }
 
 std::string RestoreTarget::TempName(const std::string& leaf) {
