@@ -16,17 +16,25 @@ engine::Status NoInode(uint64_t ino) {
 BackupView::BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, AttrOptions attr,
                        uint64_t parent_ino)
     : backup_(std::move(backup)),
-      table_(InodeTable::Build(backup_->top().manifest())),
+      table_(std::make_shared<const InodeTable>(InodeTable::Build(backup_->top().manifest()))),
       attr_(attr),
       parent_ino_(parent_ino) {}
 
 BackupView::BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, InodeTable table,
                        AttrOptions attr)
     : backup_(std::move(backup)),
-      table_(table.IsOf(backup_->top().manifest()) ? std::move(table)
-                                                   : InodeTable::Build(backup_->top().manifest())),
+      table_(std::make_shared<const InodeTable>(
+          table.IsOf(backup_->top().manifest()) ? std::move(table)
+                                                : InodeTable::Build(backup_->top().manifest()))),
       attr_(attr),
       parent_ino_(InodeTable::kRoot) {}
+
+BackupView::BackupView(std::shared_ptr<const engine::ResolvedBackup> backup,
+                       const BackupView& shape)
+    : backup_(std::move(backup)),
+      table_(shape.table_),
+      attr_(shape.attr_),
+      parent_ino_(shape.parent_ino_) {}
 
 uint64_t BackupView::TotalBytes() const {
   std::call_once(total_once_, [this] {
@@ -46,7 +54,7 @@ engine::StatusOr<struct stat> BackupView::ManifestAttr() const {
     manifest_size_ = text.ok() ? engine::StatusOr<uint64_t>(text->size()) : text.status();
   });
   ASSIGN_OR_RETURN(const uint64_t size, manifest_size_);
-  struct stat st = table_.Stat(InodeTable::kRoot, attr_);
+  struct stat st = table_->Stat(InodeTable::kRoot, attr_);
   st.st_ino = ManifestIno();
   st.st_mode = S_IFREG | (0444 & ~attr_.umask.value_or(0));
   st.st_nlink = 1;
@@ -61,7 +69,7 @@ engine::StatusOr<struct stat> BackupView::Attr(uint64_t ino) const {
   if (IsManifest(ino)) return ManifestAttr();
   const Inode* n = Get(ino);
   if (n == nullptr) return NoInode(ino);
-  struct stat st = table_.Stat(Real(ino), attr_);
+  struct stat st = table_->Stat(Real(ino), attr_);
   if (n->type == InodeType::kFile && !IsMirror(ino)) {
     // A file without metadata that is unchanged since an older backup shows that backup's time.
     const auto origin = backup_->origin(n->ref);
@@ -82,7 +90,7 @@ engine::StatusOr<struct stat> BackupView::Attr(uint64_t ino) const {
 }
 
 engine::StatusOr<uint64_t> BackupView::Lookup(uint64_t parent, std::string_view name) const {
-  const uint64_t child = table_.Lookup(Real(parent), name);
+  const uint64_t child = table_->Lookup(Real(parent), name);
   if (child != 0) return IsMirror(parent) ? Mirror(child) : child;
   if (parent == InodeTable::kRoot && name == kAppendedDir) return Mirror(InodeTable::kRoot);
   if (parent == InodeTable::kRoot && name == kManifestFile && attr_.backup_manifest) {
@@ -96,7 +104,7 @@ engine::StatusOr<std::vector<DirEntry>> BackupView::ReadDir(uint64_t ino, size_t
   const Inode* dir = Get(ino);
   if (dir == nullptr) return NoInode(ino);
   if (dir->type != InodeType::kDir) return engine::Status::InvalidArgument("not a folder");
-  const auto kids = table_.Children(*dir);
+  const auto kids = table_->Children(*dir);
   std::vector<DirEntry> out;
   for (size_t i = offset; i < kids.size() + 2 && out.size() < max; ++i) {
     if (i >= 2) {
@@ -150,7 +158,7 @@ std::optional<uint64_t> BackupView::NextFile(uint64_t ino) const {
   if (n == nullptr || n->type != InodeType::kFile) return std::nullopt;
   const uint64_t real = Real(ino);
   // Folders are numbered before files, symlinks after them: a few steps find the next file.
-  for (uint64_t j = real + 1; j <= table_.size() && j <= real + kNextFileSteps; ++j) {
+  for (uint64_t j = real + 1; j <= table_->size() && j <= real + kNextFileSteps; ++j) {
     if (Get(j)->type == InodeType::kFile) return IsMirror(ino) ? Mirror(j) : j;
   }
   return std::nullopt;
@@ -159,7 +167,7 @@ std::optional<uint64_t> BackupView::NextFile(uint64_t ino) const {
 std::optional<uint64_t> BackupView::FirstFileIn(uint64_t dir) const {
   const Inode* n = Get(dir);
   for (int depth = 0; n != nullptr && n->type == InodeType::kDir && depth < 64; ++depth) {
-    const auto kids = table_.Children(*n);
+    const auto kids = table_->Children(*n);
     if (kids.empty()) return std::nullopt;
     const Inode* first = Get(kids[0].ino);
     if (first->type == InodeType::kFile) {
@@ -210,7 +218,7 @@ const engine::BackupStats& BackupView::Stats() const {
 }
 
 std::optional<engine::ResolvedBackup::Origin> BackupView::Origin(uint64_t ino) const {
-  const Inode* n = IsMirror(ino) ? nullptr : table_.Get(ino);
+  const Inode* n = IsMirror(ino) ? nullptr : table_->Get(ino);
   if (n == nullptr || n->type != InodeType::kFile || n->nlink != 1) return std::nullopt;
   return backup_->origin(n->ref);
 }

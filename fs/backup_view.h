@@ -22,6 +22,8 @@ class BackupView final : public Namespace {
   // is ignored and built again.
   BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, InodeTable table,
              AttrOptions attr);
+  // The same sharing the table of `shape` (REQUIRES: built from backup->top()'s manifest).
+  BackupView(std::shared_ptr<const engine::ResolvedBackup> backup, const BackupView& shape);
 
   engine::StatusOr<struct stat> Attr(uint64_t ino) const override;
   engine::StatusOr<uint64_t> Lookup(uint64_t parent, std::string_view name) const override;
@@ -41,16 +43,19 @@ class BackupView final : public Namespace {
   engine::StatusOr<std::vector<std::string>> XattrNames(uint64_t ino) const override;
   engine::StatusOr<std::string> Xattr(uint64_t ino, const std::string& name) const override;
   uint64_t TotalBytes() const override;  // (Summed on first use: statfs only.)
-  uint64_t NumInodes() const override { return table_.size(); }
+  uint64_t NumInodes() const override { return table_->size(); }
 
   const engine::ResolvedBackup& backup() const { return *backup_; }
-  const InodeTable& table() const { return table_; }
+  const InodeTable& table() const { return *table_; }
+  // True for a regular file of the tree, whose bytes are read through the chain (not a file of
+  // .appended, which are the top's own data files, nor the flat manifest, made from the top's).
+  bool ReadsThroughChain(uint64_t ino) const { return !IsManifest(ino) && !IsMirror(ino); }
   // For a regular file that is not a hard link: where it has been unchanged since (see
   // engine::ResolveOptions::origins). nullopt for anything else.
   std::optional<engine::ResolvedBackup::Origin> Origin(uint64_t ino) const;
   // Heap bytes of the manifest, the tree and the extents (for memory bounds).
   size_t MemoryUsage() const {
-    return backup_->top().manifest().MemoryUsage() + table_.MemoryUsage() + backup_->MemoryUsage();
+    return backup_->top().manifest().MemoryUsage() + table_->MemoryUsage() + backup_->MemoryUsage();
   }
   // system.backups-style figures, computed on first request.
   const engine::BackupStats& Stats() const;
@@ -66,19 +71,19 @@ class BackupView final : public Namespace {
   static constexpr const char* kManifestFile = ".backup";
 
  private:
-  // Inodes above table_.size() are the .appended mirror of inode (ino - size); the one after
+  // Inodes above table_->size() are the .appended mirror of inode (ino - size); the one after
   // them is the flat manifest.
-  const Inode* Get(uint64_t ino) const { return table_.Get(Real(ino)); }
-  uint64_t ManifestIno() const { return 2 * table_.size() + 1; }
+  const Inode* Get(uint64_t ino) const { return table_->Get(Real(ino)); }
+  uint64_t ManifestIno() const { return 2 * table_->size() + 1; }
   bool IsManifest(uint64_t ino) const { return attr_.backup_manifest && ino == ManifestIno(); }
   engine::StatusOr<struct stat> ManifestAttr() const;
   engine::StatusOr<std::string> FlatManifest() const;
-  bool IsMirror(uint64_t ino) const { return ino > table_.size() && ino <= 2 * table_.size(); }
-  uint64_t Real(uint64_t ino) const { return IsMirror(ino) ? ino - table_.size() : ino; }
-  uint64_t Mirror(uint64_t real) const { return real + table_.size(); }
+  bool IsMirror(uint64_t ino) const { return ino > table_->size() && ino <= 2 * table_->size(); }
+  uint64_t Real(uint64_t ino) const { return IsMirror(ino) ? ino - table_->size() : ino; }
+  uint64_t Mirror(uint64_t real) const { return real + table_->size(); }
 
   std::shared_ptr<const engine::ResolvedBackup> backup_;
-  InodeTable table_;
+  std::shared_ptr<const InodeTable> table_;  // Never null.
   AttrOptions attr_;
   uint64_t parent_ino_;
   mutable std::once_flag total_once_;

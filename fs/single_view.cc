@@ -1,24 +1,53 @@
 #include "fs/single_view.h"
 
+#include <chrono>
+
 #include "engine/read/chain_walk.h"
 #include "engine/read/open_resolved.h"
 
 namespace stitchfs::fs {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// What opening a file gives when the chain changed under it: a data file or folder gone or
+// replaced (kBackupDamaged), a backup gone (kBackupNotFound). Anything else (no such inode, an
+// I/O error, too many open files) is no reason to look at the chain.
+bool MayBeAChangedChain(const engine::Status& s) {
+  return s.code() == engine::ErrorCode::kBackupDamaged ||
+         s.code() == engine::ErrorCode::kBackupNotFound;
+}
+
+}  // namespace
 
 SingleView::SingleView(std::shared_ptr<const BackupView> view, engine::ChainOptions chain,
                        AttrOptions attr, Log log)
-    : chain_(std::move(chain)), attr_(attr), log_(std::move(log)), view_(std::move(view)) {}
+    : first_(view),
+      chain_(std::move(chain)),
+      attr_(attr),
+      log_(std::move(log)),
+      view_(std::move(view)) {}
 
 std::shared_ptr<const BackupView> SingleView::Now() const {
   std::lock_guard<std::mutex> lock(mu_);
   return view_;
 }
 
+std::shared_ptr<const BackupView> SingleView::ReaderFor(uint64_t ino) const {
+  return first_->ReadsThroughChain(ino) ? Now() : first_;
+}
+
 template <typename T, typename Op>
-engine::StatusOr<T> SingleView::WithRenewal(const Op& op) const {
-  std::shared_ptr<const BackupView> view = Now();
+engine::StatusOr<T> SingleView::WithRenewal(uint64_t ino, const Op& op) const {
+  std::shared_ptr<const BackupView> view = ReaderFor(ino);
   engine::StatusOr<T> out = op(*view);
-  for (int attempt = 0; !out.ok() && attempt < kRenewAttempts; ++attempt) {
+  if (view == first_ && !first_->ReadsThroughChain(ino)) return out;  // The top's own bytes.
+  for (int attempt = 0; !out.ok() && MayBeAChangedChain(out.status()) && attempt < kRenewAttempts;
+       ++attempt) {
     std::shared_ptr<const BackupView> again = Renew(view);
     if (!again) break;
     view = std::move(again);
@@ -30,32 +59,37 @@ engine::StatusOr<T> SingleView::WithRenewal(const Op& op) const {
 engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> SingleView::Open(
     uint64_t ino) const {
   return WithRenewal<std::shared_ptr<const engine::RandomAccessFile>>(
-      [ino](const BackupView& v) { return v.Open(ino); });
+      ino, [ino](const BackupView& v) { return v.Open(ino); });
 }
 
 engine::StatusOr<std::shared_ptr<FileReads>> SingleView::Reads(uint64_t ino) const {
   return WithRenewal<std::shared_ptr<FileReads>>(
-      [ino](const BackupView& v) { return v.Reads(ino); });
+      ino, [ino](const BackupView& v) { return v.Reads(ino); });
 }
 
 std::shared_ptr<const BackupView> SingleView::Renew(
     const std::shared_ptr<const BackupView>& failed) const {
   std::lock_guard<std::mutex> renewing(renew_mu_);
   if (std::shared_ptr<const BackupView> now = Now(); now != failed) return now;
-  if (!ChainChanged(failed->backup())) return nullptr;  // Damage, not a change: the error stands.
-  std::shared_ptr<const BackupView> fresh = OpenAgain(*failed);
-  if (!fresh) return nullptr;
+  if (NowNs() < paused_until_ns_) return nullptr;
+  std::shared_ptr<const BackupView> fresh;
+  if (ChainChanged(failed->backup())) fresh = OpenAgain(*failed);
+  if (!fresh) {  // Damage, not a change (or not yet openable): the error stands for a while.
+    paused_until_ns_ = NowNs() + kRenewPauseNs;
+    return nullptr;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   view_ = fresh;
   return fresh;
 }
 
-// True if a `.backup` of the chain of `b` is gone or is another file than the one opened.
+// True if a `.backup` of the chain of `b` is gone or is another file than the one opened. One
+// that cannot be looked at now (object storage unreachable) counts as unchanged.
 bool SingleView::ChainChanged(const engine::ResolvedBackup& b) const {
   for (size_t l = 0; l < b.depth(); ++l) {
     const engine::ResolvedBackup::Level& level = b.level(l);
     auto now = chain_.storage->StatManifest(level.path());
-    if (!now.ok() || !now->has_value() || **now != level.manifest) return true;
+    if (now.ok() && (!now->has_value() || **now != level.manifest)) return true;
   }
   return false;
 }
@@ -70,14 +104,14 @@ std::shared_ptr<const BackupView> SingleView::OpenAgain(const BackupView& old) c
   const bool same = (*top)->identity() == was.top().identity();
   std::shared_ptr<const engine::Backup> t = same ? was.shared_top() : *top;
   if (!same && t->manifest().ContentSignature() != was.top().manifest().ContentSignature()) {
-    if (log_) log_("Backup " + path + " shows other content now: not served in place of the first");
+    if (log_) log_("Backup " + path + " shows other content now: its files are not read from it");
     return nullptr;
   }
   auto resolved = engine::OpenResolved(t, chain_);
   if (!resolved.ok()) return nullptr;
-  InodeTable table = same ? old.table() : InodeTable::Build(t->manifest());
-  if (log_) log_("Backup " + path + ": its chain changed on disk; opened again through it");
-  return std::make_shared<const BackupView>(*resolved, std::move(table), attr_);
+  if (log_) log_("Backup " + path + ": its chain changed on disk; files are read through it anew");
+  if (same) return std::make_shared<const BackupView>(*resolved, old);
+  return std::make_shared<const BackupView>(*resolved, InodeTable::Build(t->manifest()), attr_);
 }
 
 }  // namespace stitchfs::fs

@@ -485,6 +485,8 @@ for i in $(seq 300); do echo b >>"$P/d/f$i"; done
 "$STITCH" backup "$P" "$work/pr/s/p3" --base "$work/pr/s/p2" --timestamp "2026-01-03 00:00:00" >/dev/null 2>&1 || bad "backup p3"
 mnt "$work/pr/s/p3" "$work/prm"
 check "before the prune" diff -r "$P" "$work/prm"
+tail_size=$(stat -c %s "$work/prm/.appended/d/f1")
+check "p3's own tail of d/f1 is what it appended (2 bytes)" test "$tail_size" = 2
 "$STITCH" prune "$work/pr/s" --keep-last 2 >/dev/null 2>&1 || bad "prune --keep-last 2"
 check "p1 is gone" test ! -e "$work/pr/s/p1"
 sync && echo 3 >/proc/sys/vm/drop_caches
@@ -492,6 +494,11 @@ check "after p1 went and p2 was flattened" diff -r "$P" "$work/prm"
 "$STITCH" prune "$work/pr/s" --keep-last 1 >/dev/null 2>&1 || bad "prune --keep-last 1"
 sync && echo 3 >/proc/sys/vm/drop_caches
 check "after the mounted backup itself was flattened" diff -r "$P" "$work/prm"
+# What the mount showed stays: .appended is still p3's own tail (its size, and its bytes or EIO),
+# never the flattened backup's whole file.
+check "the tail keeps its size" test "$(stat -c %s "$work/prm/.appended/d/f1")" = "$tail_size"
+tail_now=$(cat "$work/prm/.appended/d/f1" 2>/dev/null)
+check "and reads as it was, or not at all" test "$tail_now" = b -o -z "$tail_now"
 # Another backup in its place (the first deleted): never served in its stead; reads that need
 # the first fail, and no file reads other bytes.
 cp -r "$P" "$work/pr/other" && for i in $(seq 300); do echo c >>"$work/pr/other/d/f$i"; done
