@@ -65,7 +65,7 @@ class DataFile final : public BackupDataFile {
   std::string rel_;
   std::string display_;
   Identity id_;   // As first opened; an fd opened again must find the same file.
-  uint64_t key_;  // This file's fd in cache_.  // This file's fd in cache_.
+  uint64_t key_;  // This file's fd in cache_.
 };
 
 }  // namespace stitchfs::engine
