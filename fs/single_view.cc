@@ -22,6 +22,11 @@ bool MayBeAChangedChain(const engine::Status& s) {
          s.code() == engine::ErrorCode::kBackupNotFound;
 }
 
+uint64_t NextId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 SingleView::SingleView(std::shared_ptr<const BackupView> view, engine::ChainOptions chain,
@@ -30,27 +35,41 @@ SingleView::SingleView(std::shared_ptr<const BackupView> view, engine::ChainOpti
       chain_(std::move(chain)),
       attr_(attr),
       log_(std::move(log)),
-      view_(std::move(view)) {}
+      view_(std::move(view)),
+      id_(NextId()) {}
 
 std::shared_ptr<const BackupView> SingleView::Now() const {
   std::lock_guard<std::mutex> lock(mu_);
   return view_;
 }
 
-std::shared_ptr<const BackupView> SingleView::ReaderFor(uint64_t ino) const {
-  return first_->ReadsThroughChain(ino) ? Now() : first_;
+const BackupView& SingleView::ReaderFor(uint64_t ino) const {
+  if (!first_->ReadsThroughChain(ino)) return *first_;
+  struct Seen {
+    uint64_t owner = 0, generation = 0;
+    std::shared_ptr<const BackupView> view;
+  };
+  thread_local Seen seen;
+  const uint64_t g = generation_.load(std::memory_order_acquire);
+  if (seen.owner != id_ || seen.generation != g || !seen.view) {
+    seen.view = Now();
+    seen.owner = id_;
+    seen.generation = g;
+  }
+  return *seen.view;
 }
 
 template <typename T, typename Op>
 engine::StatusOr<T> SingleView::WithRenewal(uint64_t ino, const Op& op) const {
-  std::shared_ptr<const BackupView> view = ReaderFor(ino);
+  const BackupView* view = &ReaderFor(ino);
   engine::StatusOr<T> out = op(*view);
-  if (view == first_ && !first_->ReadsThroughChain(ino)) return out;  // The top's own bytes.
+  if (!first_->ReadsThroughChain(ino)) return out;  // The top's own bytes: never read anew.
+  std::shared_ptr<const BackupView> held;           // Keeps a view opened again alive here.
   for (int attempt = 0; !out.ok() && MayBeAChangedChain(out.status()) && attempt < kRenewAttempts;
        ++attempt) {
-    std::shared_ptr<const BackupView> again = Renew(view);
-    if (!again) break;
-    view = std::move(again);
+    held = Renew(view);
+    if (!held) break;
+    view = held.get();
     out = op(*view);
   }
   return out;
@@ -67,10 +86,9 @@ engine::StatusOr<std::shared_ptr<FileReads>> SingleView::Reads(uint64_t ino) con
       ino, [ino](const BackupView& v) { return v.Reads(ino); });
 }
 
-std::shared_ptr<const BackupView> SingleView::Renew(
-    const std::shared_ptr<const BackupView>& failed) const {
+std::shared_ptr<const BackupView> SingleView::Renew(const BackupView* failed) const {
   std::lock_guard<std::mutex> renewing(renew_mu_);
-  if (std::shared_ptr<const BackupView> now = Now(); now != failed) return now;
+  if (std::shared_ptr<const BackupView> now = Now(); now.get() != failed) return now;
   if (NowNs() < paused_until_ns_) return nullptr;
   std::shared_ptr<const BackupView> fresh;
   if (ChainChanged(failed->backup())) fresh = OpenAgain(*failed);
@@ -80,6 +98,7 @@ std::shared_ptr<const BackupView> SingleView::Renew(
   }
   std::lock_guard<std::mutex> lock(mu_);
   view_ = fresh;
+  generation_.fetch_add(1, std::memory_order_release);
   return fresh;
 }
 

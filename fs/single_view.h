@@ -9,6 +9,7 @@
 // keep failing. FUSE-free.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -49,7 +50,7 @@ class SingleView final : public Namespace {
     return first_->FirstFileIn(dir);
   }
   void NoteDamaged(uint64_t ino, const engine::Status& s) const override {
-    ReaderFor(ino)->NoteDamaged(ino, s);
+    ReaderFor(ino).NoteDamaged(ino, s);
   }
   engine::StatusOr<std::string> Readlink(uint64_t ino) const override {
     return first_->Readlink(ino);
@@ -70,8 +71,9 @@ class SingleView final : public Namespace {
 
  private:
   // The view that reads `ino`: the first for a file that is the top's own (.appended, the flat
-  // manifest), else Now().
-  std::shared_ptr<const BackupView> ReaderFor(uint64_t ino) const;
+  // manifest), else Now(), as this thread last saw it: no lock and no shared count on the read
+  // path (the reference stays valid until this thread's next call).
+  const BackupView& ReaderFor(uint64_t ino) const;
   // `op` on ReaderFor(ino); if it fails as a changed chain makes it fail (kBackupDamaged,
   // kBackupNotFound), on the view opened again, while Renew gives one.
   template <typename T, typename Op>
@@ -79,7 +81,7 @@ class SingleView final : public Namespace {
   // The view to try after `failed` failed: the one served now if another thread renewed it
   // meanwhile; else, if the chain of `failed` changed on disk, the backup opened again if it
   // still shows the same content; nullptr otherwise, and then for kRenewPauseNs.
-  std::shared_ptr<const BackupView> Renew(const std::shared_ptr<const BackupView>& failed) const;
+  std::shared_ptr<const BackupView> Renew(const BackupView* failed) const;
   std::shared_ptr<const BackupView> OpenAgain(const BackupView& old) const;
   bool ChainChanged(const engine::ResolvedBackup& b) const;
 
@@ -90,6 +92,8 @@ class SingleView final : public Namespace {
   mutable std::mutex renew_mu_;  // One renewal at a time; taken before mu_.
   mutable std::mutex mu_;
   mutable std::shared_ptr<const BackupView> view_;  // Guarded by mu_; never null.
+  mutable std::atomic<uint64_t> generation_{0};     // Counts the changes of view_.
+  const uint64_t id_;                               // This view's, unique in the process.
   mutable int64_t paused_until_ns_ = 0;             // Guarded by renew_mu_.
 };
 

@@ -1,0 +1,88 @@
+// A mount of one backup whose chain changes on disk under it (SingleView).
+#include "fs/single_view.h"
+
+#include <filesystem>
+
+#include "engine/write/flatten.h"
+#include "tests/fs/view_fixture.h"
+
+namespace stitchfs::fs::fstest {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SingleViewTest : public ViewTest {
+ protected:
+  void SetUp() override {
+    ViewTest::SetUp();
+    single_ = std::make_unique<SingleView>(std::make_shared<const BackupView>(backup_, Attr()),
+                                           testutil::LocalChain(), Attr(),
+                                           [this](const std::string& l) { log_.push_back(l); });
+  }
+  std::string Folder(const char* name) const {
+    return dir_ / (std::string("we\"ird \\ dir/") + name);
+  }
+  // As stitch prune does: b1 flattened in place (same uuid), then b0 removed.
+  void FlattenB1AndRemoveB0() {
+    auto b1 = engine::OpenResolved(Folder("b1"), testutil::LocalChain());
+    ASSERT_OK(b1.status());
+    ASSERT_OK(engine::FlattenBackup(**b1, Folder("b1-flat"), /*keep_uuid=*/true).status());
+    fs::rename(Folder("b1"), Folder("b1-old"));
+    fs::rename(Folder("b1-flat"), Folder("b1"));
+    fs::remove_all(Folder("b1-old"));
+    fs::remove_all(Folder("b0"));
+  }
+  std::string Read(uint64_t ino) {
+    auto reads = single_->Reads(ino);
+    if (!reads.ok()) return reads.status().ToString();
+    const engine::RandomAccessFile& r = *(*reads)->reader();
+    std::string out(r.size(), '\0');
+    auto n = r.ReadAt(0, out);
+    return n.ok() ? out.substr(0, *n) : n.status().ToString();
+  }
+
+  std::unique_ptr<SingleView> single_;
+  std::vector<std::string> log_;
+};
+
+TEST_F(SingleViewTest, AFileReadsThroughTheChainAsItIsAfterAPrune) {
+  const uint64_t log = Ino("log/app.log"), mirror = Ino(".appended/log/app.log");
+  const struct stat before = *single_->Attr(log);
+  FlattenB1AndRemoveB0();
+  EXPECT_EQ(Read(log), a_ + b_ + c_);
+  ASSERT_EQ(log_.size(), 1u);
+  EXPECT_NE(log_[0].find("its chain changed on disk"), std::string::npos) << log_[0];
+  EXPECT_NE(single_->Now().get(), view_.get());
+  // What the mount shows stays the first view's: attributes, and b2's own tail.
+  EXPECT_EQ(single_->Attr(log)->st_mtim.tv_sec, before.st_mtim.tv_sec);
+  EXPECT_EQ(single_->Attr(log)->st_size, before.st_size);
+  EXPECT_EQ(Read(mirror), c_);
+  EXPECT_EQ(Read(Ino("new/name.bin")), "renamed content");
+}
+
+TEST_F(SingleViewTest, DamageIsNotAChangeOfTheChain) {
+  fs::resize_file(Folder("b0") + "/log/app.log", 10);  // Cut short; no manifest changed.
+  const auto first = single_->Now();
+  const std::string got = Read(Ino("log/app.log"));
+  EXPECT_NE(got.find("BACKUP_DAMAGED"), std::string::npos) << got.substr(0, 200);
+  EXPECT_EQ(single_->Now(), first) << "not opened again";
+  EXPECT_TRUE(log_.empty());
+  EXPECT_EQ(Read(Ino("metadata/db.sql")), kSql) << "the others read on";
+}
+
+TEST_F(SingleViewTest, AnotherBackupInItsPlaceIsNeverReadForIt) {
+  testutil::FixtureBackup other(Folder("b2-other"));
+  other.header.timestamp = "2026-10-03 00:00:00";
+  other.AddStored("log/app.log", std::string(a_.size() + b_.size() + c_.size(), 'Z'));
+  ASSERT_OK(other.Write());
+  fs::remove_all(Folder("b2"));
+  fs::remove_all(Folder("b0"));
+  fs::rename(Folder("b2-other"), Folder("b2"));
+  const std::string got = Read(Ino("log/app.log"));
+  EXPECT_EQ(got.find('Z'), std::string::npos) << got.substr(0, 200);
+  ASSERT_FALSE(log_.empty());
+  EXPECT_NE(log_[0].find("shows other content now"), std::string::npos) << log_[0];
+}
+
+}  // namespace
+}  // namespace stitchfs::fs::fstest
