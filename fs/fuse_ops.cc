@@ -284,26 +284,39 @@ class CheckedRead {
   const uint64_t at_;
 };
 
-// Replies: buf | err
+// Replies the read of `size` bytes at `off` of `ino` and returns OK, or returns why it could
+// not (nothing replied).
+engine::Status ServeRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off) {
+  auto f = Ns(req).Reads(ino);
+  RETURN_IF_ERROR(f.status());
+  const engine::RandomAccessFile& reader = *(*f)->reader();
+  if (off == 0 && Ctx(req).walk != nullptr) Ctx(req).walk->Started(ino);
+  CheckedRead read(Ctx(req).verify_reads ? (*f)->CheckFor(static_cast<uint64_t>(off)) : nullptr,
+                   off);
+  // Bytes the reader holds in memory (an object store's read-ahead) go out as they are.
+  auto loan = reader.Lend(static_cast<uint64_t>(off), size);
+  RETURN_IF_ERROR(loan.status());
+  if (!loan->bytes.empty()) {
+    read.Reply(req, ino, loan->bytes);
+    return engine::Status::OK();
+  }
+  // One buffer per worker thread, grown but never zero-filled (the read overwrites it); a
+  // check that keeps it leaves the thread to take another (ReadBuffer).
+  ReadBuffer& buf = ThreadReadBuffer();
+  buf.Reserve(size);
+  auto n = reader.ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.data.get(), size));
+  RETURN_IF_ERROR(n.status());
+  read.Reply(req, ino, std::string_view(buf.data.get(), *n), &buf);
+  return engine::Status::OK();
+}
+
+// Replies: buf | err. A read that fails is tried once more where the namespace now reads the
+// file otherwise (Namespace::ReadFailed).
 void OnRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
   Guard(req, [&] {
-    auto f = Ns(req).Reads(ino);
-    if (!f.ok()) return ReplyError(req, f.status());
-    const engine::RandomAccessFile& reader = *(*f)->reader();
-    if (off == 0 && Ctx(req).walk != nullptr) Ctx(req).walk->Started(ino);
-    CheckedRead read(Ctx(req).verify_reads ? (*f)->CheckFor(static_cast<uint64_t>(off)) : nullptr,
-                     off);
-    // Bytes the reader holds in memory (an object store's read-ahead) go out as they are.
-    auto loan = reader.Lend(static_cast<uint64_t>(off), size);
-    if (!loan.ok()) return ReplyError(req, loan.status());
-    if (!loan->bytes.empty()) return read.Reply(req, ino, loan->bytes);
-    // One buffer per worker thread, grown but never zero-filled (the read overwrites it); a
-    // check that keeps it leaves the thread to take another (ReadBuffer).
-    ReadBuffer& buf = ThreadReadBuffer();
-    buf.Reserve(size);
-    auto n = reader.ReadAt(static_cast<uint64_t>(off), std::span<char>(buf.data.get(), size));
-    if (!n.ok()) return ReplyError(req, n.status());
-    read.Reply(req, ino, std::string_view(buf.data.get(), *n), &buf);
+    engine::Status s = ServeRead(req, ino, size, off);
+    if (!s.ok() && Ns(req).ReadFailed(ino, s)) s = ServeRead(req, ino, size, off);
+    if (!s.ok()) ReplyError(req, s);
   });
 }
 

@@ -62,6 +62,9 @@ class Namespace {
   virtual std::optional<uint64_t> FirstFileIn(uint64_t /*dir*/) const { return std::nullopt; }
   // A whole read of file `ino` found it damaged (`s`): its later FileReads carry it.
   virtual void NoteDamaged(uint64_t /*ino*/, const engine::Status& /*s*/) const {}
+  // A read of `ino` through what Reads gave failed with `s`: true if the file is now read
+  // otherwise (its backup's chain opened again), so one more try is worth it.
+  virtual bool ReadFailed(uint64_t /*ino*/, const engine::Status& /*s*/) const { return false; }
   // The target of symlink `ino`; kInvalidArgument if `ino` is not a symlink.
   virtual engine::StatusOr<std::string> Readlink(uint64_t ino) const = 0;
   // Lookup and Readlink as asked by thread `caller` (FUSE's pid of the request; 0: unknown),

@@ -75,6 +75,11 @@ engine::StatusOr<T> SingleView::WithRenewal(uint64_t ino, const Op& op) const {
   return out;
 }
 
+bool SingleView::ReadFailed(uint64_t ino, const engine::Status& s) const {
+  if (!first_->ReadsThroughChain(ino) || !MayBeAChangedChain(s)) return false;
+  return Renew(&ReaderFor(ino)) != nullptr;
+}
+
 engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> SingleView::Open(
     uint64_t ino) const {
   return WithRenewal<std::shared_ptr<const engine::RandomAccessFile>>(

@@ -52,6 +52,9 @@ class SingleView final : public Namespace {
   void NoteDamaged(uint64_t ino, const engine::Status& s) const override {
     ReaderFor(ino).NoteDamaged(ino, s);
   }
+  // A read through a file's kept reader failed as a changed chain makes it fail (its data file
+  // gone when opened again): the chain is opened again as an open would.
+  bool ReadFailed(uint64_t ino, const engine::Status& s) const override;
   engine::StatusOr<std::string> Readlink(uint64_t ino) const override {
     return first_->Readlink(ino);
   }

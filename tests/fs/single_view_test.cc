@@ -60,6 +60,28 @@ TEST_F(SingleViewTest, AFileReadsThroughTheChainAsItIsAfterAPrune) {
   EXPECT_EQ(Read(Ino("new/name.bin")), "renamed content");
 }
 
+// A file whose reader the mount kept, its data file's fd let go (one fd for the whole chain)
+// and the file gone under it: the read fails, the chain is opened again, a second read works.
+TEST_F(SingleViewTest, AKeptReaderWhoseFileWentIsReadAgainThroughTheChainOpenedAgain) {
+  engine::ResolveOptions r;
+  r.origins = true;
+  auto one_fd = engine::OpenResolved(Folder("b2"), testutil::LocalChain(/*max_open_files=*/1), r);
+  ASSERT_OK(one_fd.status());
+  single_ = std::make_unique<SingleView>(std::make_shared<const BackupView>(*one_fd, Attr()),
+                                         testutil::LocalChain(1), Attr(), nullptr);
+  const uint64_t log = Ino("log/app.log");
+  auto kept = single_->Reads(log);
+  ASSERT_OK(kept.status());
+  FlattenB1AndRemoveB0();
+  std::string buf(a_.size() + b_.size() + c_.size(), '\0');
+  auto n = (*kept)->reader()->ReadAt(0, buf);  // b0's part: its fd was let go, the file is gone.
+  ASSERT_FALSE(n.ok());
+  EXPECT_TRUE(single_->ReadFailed(log, n.status()));
+  EXPECT_EQ(Read(log), a_ + b_ + c_);
+  EXPECT_FALSE(single_->ReadFailed(Ino(".appended/log/app.log"), n.status()))
+      << "the top's own files are never read otherwise";
+}
+
 TEST_F(SingleViewTest, DamageIsNotAChangeOfTheChain) {
   fs::resize_file(Folder("b0") + "/log/app.log", 10);  // Cut short; no manifest changed.
   const auto first = single_->Now();
