@@ -8,7 +8,7 @@
 namespace stitchfs::fs {
 namespace {
 
-int64_t NowNs() {
+int64_t SteadyNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -94,11 +94,11 @@ engine::StatusOr<std::shared_ptr<FileReads>> SingleView::Reads(uint64_t ino) con
 std::shared_ptr<const BackupView> SingleView::Renew(const BackupView* failed) const {
   std::lock_guard<std::mutex> renewing(renew_mu_);
   if (std::shared_ptr<const BackupView> now = Now(); now.get() != failed) return now;
-  if (NowNs() < paused_until_ns_) return nullptr;
+  if (SteadyNs() < paused_until_ns_) return nullptr;
   std::shared_ptr<const BackupView> fresh;
   if (ChainChanged(failed->backup())) fresh = OpenAgain(*failed);
   if (!fresh) {  // Damage, not a change (or not yet openable): the error stands for a while.
-    paused_until_ns_ = NowNs() + kRenewPauseNs;
+    paused_until_ns_ = SteadyNs() + kRenewPauseNs;
     return nullptr;
   }
   std::lock_guard<std::mutex> lock(mu_);
