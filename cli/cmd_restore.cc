@@ -26,7 +26,7 @@ int CmdRestore(int argc, char** argv) {
   auto r = engine::RestoreBackup(*chain, o, [&](uint64_t f, uint64_t b) { bar.Update(f, b); });
   bar.Done();
   if (!r.ok()) {  // Named: the backup at fault, the target refused, or else both.
-    const std::string& why = r.status().message();
+    const std::string why = r.status().message();  // (status() is a copy.)
     const bool named = why.rfind("Backup ", 0) == 0 || why.find(o.target) != std::string::npos;
     return Fail(r.status().WithPrefix(
         named ? "" : "restore of " + chain->top().path() + " into " + o.target + ": "));
