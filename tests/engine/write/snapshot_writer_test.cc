@@ -8,6 +8,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "engine/format/manifest_reader.h"
@@ -294,10 +295,11 @@ TEST_F(WriterTest, TheWriterRefusedByARaceLeavesNoLock) {
   WriteFile(Src("f"), std::string(100000, 'x'));
   for (int round = 0; round < 12; ++round) {
     const std::string name = "race" + std::to_string(round);
-    StatusOr<BackupSummary> a = Status::OK(), b = Status::OK();
-    std::thread other([&] { b = Backup(name); });
-    a = Backup(name);
+    std::optional<StatusOr<BackupSummary>> other_result;
+    std::thread other([&] { other_result.emplace(Backup(name)); });
+    const StatusOr<BackupSummary> a = Backup(name);
     other.join();
+    const StatusOr<BackupSummary>& b = *other_result;
     EXPECT_NE(a.ok(), b.ok()) << a.status().ToString() << " / " << b.status().ToString();
     const Status& refused = a.ok() ? b.status() : a.status();
     EXPECT_EQ(refused.code(), ErrorCode::kBackupAlreadyExists) << refused.ToString();
