@@ -43,27 +43,20 @@ class Builder {
   }
 
   // The folder inode for `path` (a view into the manifest's names), created (with its parents)
-  // if missing, parents first. Names come sorted, so the last folder asked for is remembered.
+  // if missing, parents first. Names come sorted, so consecutive paths mostly share their
+  // leading folders: those are taken from the last path's, and only the rest are looked up.
   uint32_t Dir(std::string_view path) {
     if (path.empty()) return InodeTable::kRoot;
-    if (last_ino_ != 0 && path == last_path_) return last_ino_;
-    uint32_t ino = InodeTable::kRoot;
-    for (size_t start = 0;;) {
+    const size_t kept = SharedFolders(path);
+    stack_.resize(kept);
+    uint32_t ino = kept ? stack_.back().ino : InodeTable::kRoot;
+    for (size_t start = kept ? stack_.back().end + 1 : 0; start <= path.size();) {
       const size_t slash = std::min(path.find('/', start), path.size());
-      const std::string_view leaf = path.substr(start, slash - start);
-      auto [it, added] = dirs_.try_emplace(DirKey{ino, leaf}, 0);
-      if (added) {
-        it->second = New(InodeType::kDir, ino, InodeTable::kNoRef);
-        AddLink(ino, leaf, it->second);
-        if (has_dirs_.size() <= ino) has_dirs_.resize(ino + 1);
-        has_dirs_[ino] = true;
-      }
-      ino = it->second;
-      if (slash == path.size()) break;
+      ino = Child(ino, path.substr(start, slash - start));
+      stack_.push_back({slash, ino});
       start = slash + 1;
     }
     last_path_ = path;
-    last_ino_ = ino;
     return ino;
   }
 
@@ -94,8 +87,40 @@ class Builder {
   std::vector<Inode>* inodes_;
   std::unordered_map<DirKey, uint32_t, DirKeyHash> dirs_;
   std::vector<bool> has_dirs_;  // [ino]: the folder has a child folder.
+  // The last path asked for, and its folders: where each one's name ends in it, and its inode.
+  struct Level {
+    size_t end;
+    uint32_t ino;
+  };
   std::string_view last_path_;
-  uint32_t last_ino_ = 0;
+  std::vector<Level> stack_;
+
+  // How many leading folders of `path` are those of last_path_.
+  size_t SharedFolders(std::string_view path) const {
+    const size_t n = std::min(path.size(), last_path_.size());
+    const size_t same =
+        std::mismatch(path.begin(), path.begin() + n, last_path_.begin()).first - path.begin();
+    size_t kept = 0;
+    while (kept < stack_.size() && stack_[kept].end < same) ++kept;
+    // A folder ending where the two part is shared if `path` ends there too, or goes into it.
+    if (kept < stack_.size() && stack_[kept].end == same &&
+        (same == path.size() || path[same] == '/')) {
+      ++kept;
+    }
+    return kept;
+  }
+
+  // Folder `parent`'s child folder `leaf`, created if missing.
+  uint32_t Child(uint32_t parent, std::string_view leaf) {
+    auto [it, added] = dirs_.try_emplace(DirKey{parent, leaf}, 0);
+    if (added) {
+      it->second = New(InodeType::kDir, parent, InodeTable::kNoRef);
+      AddLink(parent, leaf, it->second);
+      if (has_dirs_.size() <= parent) has_dirs_.resize(parent + 1);
+      has_dirs_[parent] = true;
+    }
+    return it->second;
+  }
 };
 
 // The order of `links` by (parent, name), as indexes: a counting sort by parent (stable), then
@@ -131,7 +156,9 @@ InodeTable InodeTable::Build(const engine::Manifest& m) {
     }
   }
   // Every folder first, so a name that is both a file and a folder resolves to the folder.
-  for (uint32_t i : m.by_name()) b.Dir(ParentOf(m.name(i)));
+  std::vector<uint32_t> parents;  // Of each name, in by_name order.
+  parents.reserve(m.by_name().size());
+  for (uint32_t i : m.by_name()) parents.push_back(b.Dir(ParentOf(m.name(i))));
   for (auto [name, node] : symlinks) b.Dir(ParentOf(name));
   const size_t names = m.by_name().size() + symlinks.size();  // No reallocation from here on.
   t.inodes_.reserve(t.inodes_.size() + names + 1);            // (+ the sentinel)
@@ -139,10 +166,10 @@ InodeTable InodeTable::Build(const engine::Manifest& m) {
   // Names of one file (engine::LinkLeaders): the leader's inode, shared.
   const std::vector<uint32_t> leaders = engine::LinkLeaders(m);
   std::unordered_map<uint32_t, uint32_t> leader_ino;
-  for (uint32_t i : m.by_name()) {
+  for (size_t k = 0; k < parents.size(); ++k) {
+    const uint32_t i = m.by_name()[k], parent = parents[k];
     const std::string_view name = m.name(i);
-    const uint32_t parent = b.Dir(ParentOf(name));  // (Found: every folder exists by now.)
-    if (b.IsDir(parent, LeafOf(name))) continue;    // (CheckNames refuses it.)
+    if (b.IsDir(parent, LeafOf(name))) continue;  // (CheckNames refuses it.)
     uint32_t ino = 0;
     if (leaders[i] != i) {
       auto it = leader_ino.find(leaders[i]);

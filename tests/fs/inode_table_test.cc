@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <set>
+
 #include "engine/format/manifest_reader.h"
 
 namespace stitchfs::fs {
@@ -100,6 +103,68 @@ TEST(InodeTableTest, HardLinksShareAnInode) {
   struct stat st = t.Stat(a, o);
   EXPECT_EQ(st.st_uid, 5u);
   EXPECT_EQ(st.st_mode & 0777, 0644u);
+}
+
+// Names whose order by full path differs from their folders' order ('!' and '-' sort before
+// '/'), built many times at random: every name is found level by level, every folder that a
+// name implies exists once, and every folder lists its children sorted and once.
+TEST(InodeTableTest, EveryNameIsFoundWhateverOrderItsFoldersSortIn) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    std::set<std::string> names;
+    for (int i = 0; i < 40; ++i) {
+      std::string name;
+      const int parts = 1 + static_cast<int>(rng() % 4);
+      for (int p = 0; p < parts; ++p) {
+        if (p) name += '/';
+        const int len = 1 + static_cast<int>(rng() % 3);
+        for (int c = 0; c < len; ++c) name += "ab!-"[rng() % 4];
+      }
+      names.insert(name);
+    }
+    // A name that is also another's folder would be refused by the reader: keep the folder.
+    std::set<std::string> folders;
+    for (const std::string& n : names) {
+      for (size_t s = n.find('/'); s != std::string::npos; s = n.find('/', s + 1)) {
+        folders.insert(n.substr(0, s));
+      }
+    }
+    std::string xml;
+    std::vector<std::string> files;
+    for (const std::string& n : names) {
+      if (folders.count(n)) continue;
+      xml += File(n);
+      files.push_back(n);
+    }
+    std::set<std::string> kept_folders;
+    for (const std::string& n : files) {
+      for (size_t s = n.find('/'); s != std::string::npos; s = n.find('/', s + 1)) {
+        kept_folders.insert(n.substr(0, s));
+      }
+    }
+    auto m = Parse(xml);
+    const InodeTable t = InodeTable::Build(*m);
+    ASSERT_EQ(t.size(), 1 + kept_folders.size() + files.size()) << round;
+    for (const std::string& n : files) {
+      uint32_t ino = InodeTable::kRoot;
+      size_t start = 0;
+      for (size_t s = n.find('/'); s != std::string::npos; start = s + 1, s = n.find('/', s + 1)) {
+        ino = t.Lookup(ino, n.substr(start, s - start));
+        ASSERT_NE(ino, 0u) << n;
+        ASSERT_EQ(t.Get(ino)->type, InodeType::kDir) << n;
+      }
+      ino = t.Lookup(ino, n.substr(start));
+      ASSERT_NE(ino, 0u) << n;
+      ASSERT_EQ(t.Get(ino)->type, InodeType::kFile) << n;
+      EXPECT_EQ(m->name(t.Get(ino)->ref), n);
+    }
+    for (uint32_t ino = 1; ino <= t.size(); ++ino) {
+      const auto kids = t.Children(*t.Get(ino));
+      for (size_t k = 1; k < kids.size(); ++k) {
+        EXPECT_LT(kids[k - 1].Name(), kids[k].Name()) << round;
+      }
+    }
+  }
 }
 
 }  // namespace

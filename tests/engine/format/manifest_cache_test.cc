@@ -247,6 +247,50 @@ TEST(ManifestFileTest, AHostileNameWithAValidChecksumIsStillRefused) {
   EXPECT_EQ(ReadFromFile(path).status().code(), ErrorCode::kBackupDamaged);
 }
 
+// A big manifest is checked on two cores (the names and links on one, each entry on the other):
+// a forgery each side catches is still refused, and one on neither side is loaded.
+TEST(ManifestFileTest, ABigManifestIsCheckedWhole) {
+  TempDir dir;
+  ManifestBuilder b;
+  ManifestHeader h;
+  h.uuid = "11111111-2222-4333-8444-555555555555";
+  h.timestamp = "2026-12-02 10:00:00";
+  b.set_header(h);
+  auto add = [&b](const std::string& name) {
+    FileEntry e;
+    e.name = e.data_file = name;
+    e.size = 1;
+    e.checksum = e.base_checksum = {name.size(), 1};
+    ASSERT_TRUE(b.Add(e).ok());
+  };
+  for (int i = 0; i < 5000; ++i) add("many/entry_" + std::to_string(i));
+  add("zz/a");
+  add("zz/b/c");
+  const std::unique_ptr<const Manifest> m = b.Finish();
+  ASSERT_GE(m->num_entries(), 4096u);
+  // Each forgery keeps the names sorted, so that only the check it aims at can refuse it.
+  const std::vector<std::pair<std::string, bool>> forgeries = {
+      {"zz/b/d", true},   // Harmless.
+      {"zz/a/c", false},  // A file with a name under it: CheckNames.
+      {"zz//cc", false},  // An empty folder name: each entry's own check.
+      {"zz/b/.", false},  // A dot folder: the same.
+  };
+  for (const auto& [forged, loads] : forgeries) {
+    std::string bytes = testutil::ReadFile(WriteToFile(dir, *m));
+    const size_t at = bytes.rfind("zz/b/c");
+    ASSERT_NE(at, std::string::npos);
+    bytes.replace(at, 6, forged);
+    FixChecksum(&bytes);
+    const std::string path = dir / "m.bin";
+    testutil::WriteFile(path, bytes);
+    auto r = ReadFromFile(path);
+    EXPECT_EQ(r.ok(), loads) << forged << " " << (r.ok() ? "" : r.status().ToString());
+    if (!loads) {
+      EXPECT_EQ(r.status().code(), ErrorCode::kBackupDamaged) << forged;
+    }
+  }
+}
+
 TEST(ManifestCacheTest, AnIndexFileTurnedIntoAFifoOrAFolderIsAMissWithoutWaiting) {
   // Indexes are mapped from the cache now (a backup's own one is copied there): whatever takes
   // an index file's place under it is a miss at once, and the next store replaces a FIFO.
