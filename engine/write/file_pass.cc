@@ -14,10 +14,6 @@ namespace {
 
 constexpr size_t kPassBuffer = 1 << 20;
 
-Status Changed(const std::string& name) {
-  return Status(ErrorCode::kIOError, "file " + name + " changed while it was read", EAGAIN);
-}
-
 class Pass {
  public:
   explicit Pass(const FilePassInput& in) : in_(in), buf_(new char[kPassBuffer]) {
@@ -34,7 +30,7 @@ class Pass {
       ssize_t n = ::pread(in_.fd, buf_.get(), want, static_cast<off_t>(off));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return Status::IOError("read " + in_.name, errno);
-      if (n == 0) return Changed(in_.name);  // Shrank.
+      if (n == 0) return ChangedWhileRead(in_.name);  // Shrank.
       h.Update(std::string_view(buf_.get(), static_cast<size_t>(n)));
       if (out != nullptr) {
         RETURN_IF_ERROR(Dest(out->Append(std::string_view(buf_.get(), static_cast<size_t>(n)))));
@@ -96,7 +92,7 @@ class Pass {
       return Status::OK();
     }
     RETURN_IF_ERROR(StoreWhole());
-    return result_.checksum == first ? Status::OK() : Changed(in_.name);
+    return result_.checksum == first ? Status::OK() : ChangedWhileRead(in_.name);
   }
 
   // The base's copy is shorter: hash its length, and if the prefix matches store only the rest.
@@ -108,7 +104,7 @@ class Pass {
       Hasher again(in_.algorithm);
       ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> out, CreateData());
       RETURN_IF_ERROR(Read(0, base_size, again, out.get()));
-      if (again.Digest() != prefix) return Changed(in_.name);
+      if (again.Digest() != prefix) return ChangedWhileRead(in_.name);
       RETURN_IF_ERROR(Read(base_size, in_.size, again, out.get()));
       result_.checksum = again.Digest();
       return CloseData(out);
@@ -151,6 +147,14 @@ class Pass {
 };
 
 }  // namespace
+
+Status ChangedWhileRead(const std::string& name, const char* how) {
+  return Status(ErrorCode::kIOError, "file " + name + " " + how + " while it was read", EAGAIN);
+}
+
+bool IsChangedWhileRead(const Status& s) {
+  return s.code() == ErrorCode::kIOError && s.sys_errno() == EAGAIN;
+}
 
 StatusOr<Checksum> HashPrefix(int fd, uint64_t size, ChecksumAlgorithm algorithm,
                               const std::string& name) {

@@ -40,17 +40,23 @@ struct FilePassResult {
   uint64_t bytes_read = 0;
 };
 
+// A source file that shrank or changed while it was read ("file NAME HOW while it was read"),
+// and the test for one: the status a caller retries, and reports as changed, not as an I/O
+// error (kIOError with sys_errno EAGAIN, which no read of a regular file returns otherwise).
+Status ChangedWhileRead(const std::string& name, const char* how = "changed");
+bool IsChangedWhileRead(const Status& s);
+
 // Where a failed pass failed: reading the source, or writing the destination's data file.
 enum class PassFault { kNone, kSource, kDestination };
 
 // Reads the file once (twice only when a base prefix turns out not to match, or a same-size
 // file differs from the base; the second read is verified against the first). Errors:
 // kExpectedEndOfFile (an immutable file grew), kIOError. A file that shrank or changed under
-// the read is reported as kIOError with sys_errno EAGAIN so the caller can retry it. `*fault`
+// the read is reported as ChangedWhileRead so the caller can retry it. `*fault`
 // tells a source failure from a destination one (a full disk is never a "source file left out").
 StatusOr<FilePassResult> RunFilePass(const FilePassInput& in, PassFault* fault);
 
-// The checksum of bytes [0, size) of `fd`; kIOError with EAGAIN if the file is shorter now.
+// The checksum of bytes [0, size) of `fd`; ChangedWhileRead if the file is shorter now.
 StatusOr<Checksum> HashPrefix(int fd, uint64_t size, ChecksumAlgorithm algorithm,
                               const std::string& name);
 

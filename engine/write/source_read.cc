@@ -13,14 +13,6 @@
 namespace stitchfs::engine {
 namespace {
 
-Status Changed(const std::string& name, const char* how) {
-  return Status(ErrorCode::kIOError, "file " + name + " " + how + " while it was read", EAGAIN);
-}
-
-bool IsChanged(const Status& s) {
-  return s.code() == ErrorCode::kIOError && s.sys_errno() == EAGAIN;
-}
-
 const char* KindOf(mode_t mode) {
   if (S_ISDIR(mode)) return "a folder";
   if (S_ISFIFO(mode)) return "a FIFO";
@@ -46,7 +38,7 @@ class Reader {
     if (by_name && f_.st.st_size > 0 && TrustBase(*by_name, &r)) return r;
     for (int attempt = 0;; ++attempt) {
       r = Attempt(by_name);
-      if (!IsChanged(r.status) || attempt >= o_.max_retries) break;
+      if (!IsChangedWhileRead(r.status) || attempt >= o_.max_retries) break;
       o_.writer->DropStaged(temp_name_).IgnoreError();  // Staged again by the next attempt.
     }
     return r;
@@ -132,11 +124,11 @@ class Reader {
   Status Verify(int fd, const struct stat& before, const FileResult& r) const {
     struct stat after;
     if (::fstat(fd, &after) != 0) return Status::IOError("stat " + f_.name, errno);
-    if (static_cast<uint64_t>(after.st_size) < r.size) return Changed(f_.name, "shrank");
+    if (static_cast<uint64_t>(after.st_size) < r.size) return ChangedWhileRead(f_.name, "shrank");
     if (SameTimes(before, after) || r.size == 0) return Status::OK();
     auto again = HashPrefix(fd, r.size, o_.algorithm, f_.name);
     if (!again.ok()) return again.status();
-    if (*again != r.pass.checksum) return Changed(f_.name, "changed");
+    if (*again != r.pass.checksum) return ChangedWhileRead(f_.name, "changed");
     return Status::OK();
   }
 

@@ -13,6 +13,7 @@
 #include "engine/base/posix_file.h"
 #include "engine/base/unique_fd.h"
 #include "engine/format/manifest_writer.h"
+#include "engine/write/file_pass.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -95,10 +96,8 @@ class Walker {
 }  // namespace
 
 std::string ReasonOf(const Status& s) {
-  // (EAGAIN: source_read's "changed while it was read", after every retry.)
-  if (s.code() == ErrorCode::kIOError && s.sys_errno() == EAGAIN) {
-    return "it changed while it was read, each time it was read";
-  }
+  // (Reported once every retry found the file changing.)
+  if (IsChangedWhileRead(s)) return "it changed while it was read, each time it was read";
   if (s.code() == ErrorCode::kIOError && s.sys_errno() != 0) return std::strerror(s.sys_errno());
   return s.message();
 }

@@ -204,38 +204,32 @@ TEST_F(ChainTest, ReaderOutlivesItsChain) {
   EXPECT_EQ(buf, a_ + b_ + c_);
 }
 
+// Opens log/app.log of b2 (three data files) through a cache of one open file, replaces b0's
+// data file by `replacement`, and reads `length` bytes from the start, which reopens it.
+Status ReadAfterReplacing(const TempDir& dir, const std::string& replacement, size_t length) {
+  auto chain = OpenResolved(dir / "b2", testutil::LocalChain(/*max_open_files=*/1));
+  if (!chain.ok()) return chain.status();
+  auto app = (*chain)->OpenEntry(*(*chain)->top().manifest().FindByName("log/app.log"));
+  if (!app.ok()) return app.status();
+  std::filesystem::remove(dir / "b0/log/app.log");
+  testutil::WriteFile(dir / "b0/log/app.log", replacement);
+  std::string buf(length, '\0');
+  return (*app)->ReadAt(0, buf).status();
+}
+
 TEST_F(ChainTest, ReplacedDataFileIsDetectedWhenReopened) {
-  ChainOptions one_fd = testutil::LocalChain(/*max_open_files=*/1);
-  auto chain = OpenResolved(dir_ / "b2", one_fd);
-  ASSERT_TRUE(chain.ok());
-  const Manifest& m = (*chain)->top().manifest();
-  auto app = (*chain)->OpenEntry(*m.FindByName("log/app.log"));  // 3 files, cache holds 1
-  ASSERT_TRUE(app.ok());
-  std::filesystem::remove(dir_ / "b0/log/app.log");
-  testutil::WriteFile(dir_ / "b0/log/app.log", "short");
-  std::string buf(100, '\0');
-  auto n = (*app)->ReadAt(0, buf);
-  EXPECT_EQ(n.status().code(), ErrorCode::kBackupDamaged) << n.status().ToString();
-  EXPECT_NE(n.status().message().find("changed size"), std::string::npos) << n.status().ToString();
+  const Status s = ReadAfterReplacing(dir_, "short", 100);
+  EXPECT_EQ(s.code(), ErrorCode::kBackupDamaged) << s.ToString();
+  EXPECT_NE(s.message().find("changed size"), std::string::npos) << s.ToString();
 }
 
 // The same size is not the same file: a data file replaced by another of its size (its backup
 // deleted, another written in its place) is refused when opened again, never read for it.
 TEST_F(ChainTest, ADataFileReplacedByOneOfItsSizeIsDetectedWhenReopened) {
-  ChainOptions one_fd = testutil::LocalChain(/*max_open_files=*/1);
-  auto chain = OpenResolved(dir_ / "b2", one_fd);
-  ASSERT_TRUE(chain.ok());
-  const Manifest& m = (*chain)->top().manifest();
-  auto app = (*chain)->OpenEntry(*m.FindByName("log/app.log"));  // 3 files, cache holds 1
-  ASSERT_TRUE(app.ok());
-  const std::string path = dir_ / "b0/log/app.log";
-  const std::string other(std::filesystem::file_size(path), 'Z');
-  std::filesystem::remove(path);
-  testutil::WriteFile(path, other);
-  std::string buf(a_.size(), '\0');
-  auto n = (*app)->ReadAt(0, buf);
-  EXPECT_EQ(n.status().code(), ErrorCode::kBackupDamaged) << n.status().ToString();
-  EXPECT_NE(n.status().message().find("was replaced"), std::string::npos) << n.status().ToString();
+  const std::string other(std::filesystem::file_size(dir_ / "b0/log/app.log"), 'Z');
+  const Status s = ReadAfterReplacing(dir_, other, a_.size());
+  EXPECT_EQ(s.code(), ErrorCode::kBackupDamaged) << s.ToString();
+  EXPECT_NE(s.message().find("was replaced"), std::string::npos) << s.ToString();
 }
 
 TEST_F(ChainTest, SymlinkedDataFileIsRefused) {
