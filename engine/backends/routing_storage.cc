@@ -61,6 +61,11 @@ StatusOr<std::optional<ManifestIdentity>> RoutingStorage::StatManifest(
   return s->StatManifest(location);
 }
 
+StatusOr<bool> RoutingStorage::BeingRemoved(const std::string& location) const {
+  ASSIGN_OR_RETURN(const Storage* s, For(location));
+  return s->BeingRemoved(location);
+}
+
 StatusOr<std::shared_ptr<const BackupDataFile>> RoutingStorage::OpenDataFile(
     const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
     uint64_t declared_size) const {

@@ -113,6 +113,9 @@ class Storage {
   // (nothing of that name, or not a regular file); kIOError if the storage cannot tell.
   virtual StatusOr<std::optional<ManifestIdentity>> StatManifest(
       const std::string& location) const = 0;
+  // True if a prune has marked the backup at `location` for removal (StoreMoves::SetAside): it
+  // still opens, but no new backup may build on it. False in a storage no prune marks.
+  virtual StatusOr<bool> BeingRemoved(const std::string& /*location*/) const { return false; }
   // Data file `relative` of `folder`, opened and checked: kBackupDamaged (missing, not a
   // regular file, or the folder replaced or removed since it was opened), kInsecurePath (a
   // symlink, or a name leaving the folder), kIOError. `declared_size` is the length the

@@ -1,11 +1,12 @@
 // StoreMoves: the steps by which prune changes a store, the only part of pruning that differs
 // between storages; each storage hands out its own (Storage::MovesFor), so that prune never
-// guesses from a location's spelling. Locally a backup is set aside by a rename and a flattened
-// copy swapped in with one RENAME_EXCHANGE; in object storage, where nothing renames, a backup
-// is set aside by taking its `.backup` away (kept in memory to put back, with a marker object
-// saying it is being deleted) and flattened in place: new data objects under names of their
-// own, then one PUT of the new `.backup`, then the old objects go. Either way every kept backup
-// opens at every moment. What is written into a replacement comes from above (FlattenInPlace,
+// guesses from a location's spelling. A backup to remove is marked first (a marker file beside
+// it, or a marker object beside its data) and taken out only once prune has proved nothing
+// needs it: locally by a rename, in object storage by deleting its `.backup`. Locally a
+// flattened copy is swapped in with one RENAME_EXCHANGE; in object storage, where nothing
+// renames, a backup is flattened in place: new data objects under names of their own, then one
+// PUT of the new `.backup`, then the old objects go. Either way every kept backup opens at
+// every moment. What is written into a replacement comes from above (FlattenInPlace,
 // engine/write/flatten.h): this layer only provides the atomic swap.
 #pragma once
 
@@ -22,6 +23,15 @@
 #include "engine/storage/storage.h"
 
 namespace stitchfs::engine {
+
+// The marker with which prune marks a backup of a folder store (local or MemStorage) that it
+// removes (StoreMoves::SetAside): `.<name>.stitch-removing` beside the backup at `path`, a name
+// no listing takes for a backup. Storage::BeingRemoved looks for it.
+inline std::string RemovingMarker(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const size_t at = slash == std::string::npos ? 0 : slash + 1;
+  return path.substr(0, at) + "." + path.substr(at) + ".stitch-removing";
+}
 
 // A backup being written in the store: where, and what its `.lock` says (its base's uuid).
 struct StoreWriter {
@@ -107,8 +117,11 @@ class StoreMoves {
   // backup that is never rewritten (an archive: prune keeps its bases instead).
   virtual StatusOr<std::unique_ptr<StoreReplacement>> StartReplace(const std::string& path,
                                                                    const std::string& uuid) = 0;
-  // Takes the backup at `path` out of the store (it no longer opens) so that PutBack can
-  // return it; Remove deletes it for good.
+  // Marks the backup at `path` for removal: it still opens, but from now on a writer refuses
+  // to build on it (Storage::BeingRemoved); PutBack takes the mark away, Remove takes the
+  // backup out of the store (it no longer opens) and deletes it. A prune that stops between
+  // the two leaves a backup that opens, whose mark the next prune takes away
+  // (RemoveLeftovers): only a backup proven unneeded is ever taken out.
   virtual Status SetAside(const std::string& path) = 0;
   virtual void PutBack(const std::string& path) = 0;
   virtual Status Remove(const std::string& path) = 0;

@@ -107,10 +107,11 @@ std::set<std::string> NamesOf(const std::vector<StoreEntry>& all) {
   return names;
 }
 
-// With the backups to remove set aside: no writer has started on one of them since the plan
-// was made, and every backup of the store opens with its whole chain, in the store as it now
-// is: the kept ones, and any written meanwhile. A writer that checks its base just before its
-// `.backup` goes in (as stitch backup does) either is seen here or finds its base gone.
+// With the backups to remove marked (they still open): no writer has started on one of them
+// since the plan was made, and every backup of the store opens with its whole chain, in the
+// store as it now is, without one of them: the kept ones, and any written meanwhile. A writer
+// that checks its base just before its `.backup` goes in (as stitch backup does) either is seen
+// here or finds its base marked.
 Status ProveStore(const std::string& store, const std::vector<StoreEntry>& all,
                   const std::map<size_t, std::string>& kept,
                   const std::set<std::string>& removed_uuids, ChainOptions o, StoreMoves& moves) {
@@ -137,6 +138,13 @@ Status ProveStore(const std::string& store, const std::vector<StoreEntry>& all,
     if (!chain.ok()) {
       return chain.status().WithPrefix("backup " + path +
                                        " would no longer open; prune aborted, nothing removed: ");
+    }
+    for (size_t l = 1; l < (*chain)->depth(); ++l) {
+      if (removed_uuids.count((*chain)->level(l).uuid)) {
+        return Status::BackupAlreadyExists("backup " + path + " builds on " +
+                                           (*chain)->level(l).path() +
+                                           ", which prune removes; prune aborted, nothing removed");
+      }
     }
   }
   return Status::OK();
@@ -255,7 +263,8 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
     for (const std::string& path : moved) moves->PutBack(path);
     return s;
   }
-  for (const std::string& path : doomed) RETURN_IF_ERROR(moves->Remove(path));
+  // Newest first: a removal that fails leaves older backups only, each with its bases.
+  for (auto it = doomed.rbegin(); it != doomed.rend(); ++it) RETURN_IF_ERROR(moves->Remove(*it));
   return plan;
 }
 

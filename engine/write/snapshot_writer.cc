@@ -142,15 +142,27 @@ StatusOr<std::shared_ptr<const ResolvedBackup>> OpenBase(const BackupOptions& o)
   return chain;
 }
 
-// Just before the manifest goes in: the base is still where it was opened, with its uuid (a
-// prune may have removed it meanwhile; one that flattened it in place kept its uuid and every
-// content the new backup names). kNoBaseBackup otherwise: the backup is not kept.
+// Just before the manifest goes in (this backup's `.lock` is there already): the base is still
+// where it was opened, with its uuid (a prune may have removed it meanwhile; one that flattened
+// it in place kept its uuid and every content the new backup names), and no prune is removing
+// it. kNoBaseBackup otherwise: the backup is not kept. (A prune marks what it removes, then
+// looks for writers and new backups on it: it sees this one, or this check sees the mark.)
 Status CheckBaseStillThere(const Storage& storage, const ResolvedBackup& base) {
   const std::string& path = base.top().path();
   ManifestIdentity id;
   FolderIdentity folder;
   auto now = ReadBackupHeader(storage, path, &id, &folder);
-  if (now.ok() && now->uuid == base.top().header().uuid) return Status::OK();
+  auto marked = storage.BeingRemoved(path);
+  if (now.ok() && now->uuid == base.top().header().uuid && marked.ok() && !*marked) {
+    return Status::OK();
+  }
+  if (now.ok() && now->uuid == base.top().header().uuid) {
+    return Status::NoBaseBackup("the base " + path + " (uuid " + base.top().header().uuid + ") " +
+                                (marked.ok()
+                                     ? "is being removed by a prune"
+                                     : "cannot be checked (" + marked.status().ToString() + ")") +
+                                "; the new backup is not kept");
+  }
   return Status::NoBaseBackup("the base " + path + " (uuid " + base.top().header().uuid + ") " +
                               (now.ok() ? "was replaced by backup " + now->uuid
                                         : "is gone (" + now.status().ToString() + ")") +

@@ -12,6 +12,8 @@ const char* CallName(Call call) {
       return "OpenManifest";
     case Call::kStatManifest:
       return "StatManifest";
+    case Call::kBeingRemoved:
+      return "BeingRemoved";
     case Call::kOpenDataFile:
       return "OpenDataFile";
     case Call::kRead:

@@ -22,6 +22,7 @@ enum class Call {
   kOpenFolder,
   kOpenManifest,
   kStatManifest,
+  kBeingRemoved,
   kOpenDataFile,
   kRead,  // ReadAt of a manifest or a data file.
   kReadIndex,

@@ -64,6 +64,10 @@ StatusOr<std::optional<ManifestIdentity>> FaultStorage::StatManifest(
   return Guarded(*plan_, Call::kStatManifest, [&] { return inner_->StatManifest(location); });
 }
 
+StatusOr<bool> FaultStorage::BeingRemoved(const std::string& location) const {
+  return Guarded(*plan_, Call::kBeingRemoved, [&] { return inner_->BeingRemoved(location); });
+}
+
 StatusOr<std::shared_ptr<const BackupDataFile>> FaultStorage::OpenDataFile(
     const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
     uint64_t declared_size) const {

@@ -16,6 +16,7 @@
 #include "engine/format/data_file_name.h"
 #include "engine/location/locator.h"
 #include "engine/storage/backup.h"
+#include "engine/storage/store_moves.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -81,6 +82,13 @@ std::string LocalStorage::LocatorFor(const std::string& location) const {
 StatusOr<std::optional<ManifestIdentity>> LocalStorage::StatManifest(
     const std::string& location) const {
   return StatLocalManifest(location);
+}
+
+StatusOr<bool> LocalStorage::BeingRemoved(const std::string& location) const {
+  struct stat st;
+  if (::lstat(RemovingMarker(AbsolutePath(location)).c_str(), &st) == 0) return true;
+  if (errno == ENOENT || errno == ENOTDIR) return false;
+  return Status::IOError("stat " + RemovingMarker(location), errno);
 }
 
 StatusOr<std::shared_ptr<const BackupDataFile>> LocalStorage::OpenDataFile(

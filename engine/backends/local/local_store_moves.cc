@@ -26,6 +26,7 @@ namespace {
 
 constexpr const char* kFlattenSuffix = ".stitch-flatten";
 constexpr const char* kDeletingSuffix = ".stitch-deleting";
+constexpr const char* kRemovingSuffix = ".stitch-removing";  // RemovingMarker.
 
 // A work folder of prune beside `path`: ".<name><suffix>", never listed as a backup.
 std::string WorkPath(const std::string& path, const char* suffix) {
@@ -65,6 +66,8 @@ class LocalStoreMoves final : public StoreMoves {
     return Status::OK();
   }
 
+  // Folders being deleted (taken out after prune's proof) and flattened copies go; then the
+  // marks of backups never taken out (the prune stopped before its proof) are taken away.
   std::vector<std::string> RemoveLeftovers() override {
     auto names = ListFolder(store_);
     if (!names.ok()) return {};
@@ -73,6 +76,9 @@ class LocalStoreMoves final : public StoreMoves {
       if (n.front() == '.' && (n.ends_with(kDeletingSuffix) || n.ends_with(kFlattenSuffix))) {
         fs::remove_all(store_ + "/" + n, ec);
       }
+    }
+    for (const std::string& n : *names) {
+      if (n.front() == '.' && n.ends_with(kRemovingSuffix)) ::unlink((store_ + "/" + n).c_str());
     }
     return {};
   }
@@ -126,20 +132,24 @@ class LocalStoreMoves final : public StoreMoves {
   }
 
   Status SetAside(const std::string& path) override {
-    if (::rename(path.c_str(), WorkPath(path, kDeletingSuffix).c_str()) != 0) {
-      return Status::IOError("rename " + path, errno);
-    }
+    const std::string marker = RemovingMarker(path);
+    UniqueFd fd(::open(marker.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd) return Status::IOError("create " + marker, errno);
     return Status::OK();
   }
 
-  void PutBack(const std::string& path) override {
-    ::rename(WorkPath(path, kDeletingSuffix).c_str(), path.c_str());
-  }
+  void PutBack(const std::string& path) override { ::unlink(RemovingMarker(path).c_str()); }
 
+  // Taken out by a rename (from here on it no longer opens) made durable, then deleted; the
+  // mark goes last.
   Status Remove(const std::string& path) override {
+    const std::string gone = WorkPath(path, kDeletingSuffix);
+    if (::rename(path.c_str(), gone.c_str()) != 0) return Status::IOError("rename " + path, errno);
+    RETURN_IF_ERROR(SyncDir(store_));
     std::error_code ec;
-    fs::remove_all(WorkPath(path, kDeletingSuffix), ec);
-    if (ec) return Status::IOError("remove " + WorkPath(path, kDeletingSuffix), ec.value());
+    fs::remove_all(gone, ec);
+    if (ec) return Status::IOError("remove " + gone, ec.value());
+    ::unlink(RemovingMarker(path).c_str());
     return Status::OK();
   }
 

@@ -6,6 +6,7 @@
 
 #include "engine/format/data_file_name.h"
 #include "engine/location/locator.h"
+#include "engine/storage/store_moves.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -136,6 +137,12 @@ StatusOr<std::optional<ManifestIdentity>> MemStorage::StatManifest(
   const uint64_t m = p_.disk->tree.Find(JoinMemPath(Normal(location), ".backup"));
   if (m == 0 || p_.disk->tree.node(m).folder) return std::optional<ManifestIdentity>();
   return std::optional(p_.disk->Identity(m));
+}
+
+StatusOr<bool> MemStorage::BeingRemoved(const std::string& location) const {
+  std::lock_guard<std::mutex> lock(p_.disk->mu);
+  RETURN_IF_ERROR(p_.disk->Check(p_.session));
+  return p_.disk->tree.Find(RemovingMarker(Normal(location))) != 0;
 }
 
 StatusOr<std::shared_ptr<const BackupDataFile>> MemStorage::OpenDataFile(

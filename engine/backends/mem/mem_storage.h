@@ -56,6 +56,7 @@ class MemStorage final : public Storage {
   StatusOr<ManifestSource> OpenManifest(const BackupFolder& folder) const override;
   StatusOr<std::optional<ManifestIdentity>> StatManifest(
       const std::string& location) const override;
+  StatusOr<bool> BeingRemoved(const std::string& location) const override;
   StatusOr<std::shared_ptr<const BackupDataFile>> OpenDataFile(
       const std::shared_ptr<const BackupFolder>& folder, const std::string& relative,
       uint64_t declared_size) const override;

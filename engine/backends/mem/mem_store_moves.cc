@@ -1,5 +1,6 @@
 // StoreMoves of a MemStorage store: the local backend's (local_store_moves.cc) on the MemDisk:
-// a backup set aside by a rename to `.<name>.stitch-deleting`, a flattened copy written into
+// a backup marked by a file beside it (RemovingMarker), taken out by a rename to
+// `.<name>.stitch-deleting`, a flattened copy written into
 // `.<name>.stitch-flatten` and swapped in with one exchange, the store's folder synced after.
 #include <cerrno>
 #include <functional>
@@ -13,6 +14,7 @@ namespace {
 
 constexpr const char* kMemFlatten = ".stitch-flatten";
 constexpr const char* kMemDeleting = ".stitch-deleting";
+constexpr const char* kMemRemoving = ".stitch-removing";  // RemovingMarker.
 
 // A work folder of prune beside `path`: ".<name><suffix>", never listed as a backup.
 std::string MemWorkPath(const std::string& path, const char* suffix) {
@@ -73,8 +75,9 @@ class MemStoreMoves final : public StoreMoves {
     if (!p_.disk->Alive(p_.session) || ino == 0 || !p_.disk->tree.node(ino).folder) return {};
     std::vector<std::string> gone;
     for (const auto& [n, child] : p_.disk->tree.node(ino).children) {
-      if (n.front() == '.' && (n.ends_with(kMemDeleting) || n.ends_with(kMemFlatten))) {
-        gone.push_back(n);
+      if (n.front() == '.' &&
+          (n.ends_with(kMemDeleting) || n.ends_with(kMemFlatten) || n.ends_with(kMemRemoving))) {
+        gone.push_back(n);  // (A mark: its backup, if still there, was never taken out.)
       }
     }
     for (const std::string& n : gone) p_.disk->tree.RemoveAll(JoinMemPath(store_, n));
@@ -108,7 +111,7 @@ class MemStoreMoves final : public StoreMoves {
   Status SetAside(const std::string& path) override {
     std::lock_guard<std::mutex> lock(p_.disk->mu);
     RETURN_IF_ERROR(p_.disk->Check(p_.session));
-    RETURN_IF_ERROR(p_.disk->tree.Rename(path, MemWorkPath(path, kMemDeleting)));
+    RETURN_IF_ERROR(p_.disk->tree.CreateFile(RemovingMarker(path), "", false).status());
     p_.disk->Changed();
     return Status::OK();
   }
@@ -116,14 +119,19 @@ class MemStoreMoves final : public StoreMoves {
   void PutBack(const std::string& path) override {
     std::lock_guard<std::mutex> lock(p_.disk->mu);
     if (!p_.disk->Alive(p_.session)) return;
-    p_.disk->tree.Rename(MemWorkPath(path, kMemDeleting), path).IgnoreError();
+    p_.disk->tree.Remove(RemovingMarker(path)).IgnoreError();
     p_.disk->Changed();
   }
 
+  // As locally: taken out by a rename made durable, then deleted, the mark last.
   Status Remove(const std::string& path) override {
     std::lock_guard<std::mutex> lock(p_.disk->mu);
     RETURN_IF_ERROR(p_.disk->Check(p_.session));
-    p_.disk->tree.RemoveAll(MemWorkPath(path, kMemDeleting));
+    const std::string gone = MemWorkPath(path, kMemDeleting);
+    RETURN_IF_ERROR(p_.disk->tree.Rename(path, gone));
+    p_.disk->tree.Sync(p_.disk->tree.Find(store_));
+    p_.disk->tree.RemoveAll(gone);
+    p_.disk->tree.Remove(RemovingMarker(path)).IgnoreError();
     p_.disk->Changed();
     return Status::OK();
   }

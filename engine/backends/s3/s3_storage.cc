@@ -9,6 +9,7 @@
 
 #include "engine/backends/archive/archive_storage.h"
 #include "engine/backends/s3/s3_files.h"
+#include "engine/backends/s3/s3_lock.h"
 #include "engine/base/path_check.h"
 #include "engine/location/archive_kind.h"
 #include "engine/location/locator.h"
@@ -152,6 +153,12 @@ StatusOr<std::optional<ManifestIdentity>> S3Storage::StatManifest(
   ASSIGN_OR_RETURN(auto head, BucketOf(*a)->Head(a->ObjectKey(".backup")));
   if (!head) return std::optional<ManifestIdentity>();
   return std::optional<ManifestIdentity>(S3Identity(head->etag, head->size));
+}
+
+StatusOr<bool> S3Storage::BeingRemoved(const std::string& location) const {
+  ASSIGN_OR_RETURN(S3Address a, ParseS3Address(location));
+  ASSIGN_OR_RETURN(auto marker, BucketOf(a)->Head(a.ObjectKey(kS3DeletingMarker)));
+  return marker.has_value();
 }
 
 StatusOr<std::shared_ptr<const BackupDataFile>> S3Storage::OpenDataFile(

@@ -1,6 +1,7 @@
 // StoreMoves for a store in object storage (S3Storage::MovesFor): nothing renames, so a backup
-// leaves the store when its `.backup` goes (a `.stitch-deleting` marker beside its data says
-// why), and is flattened in place by a rewrite (S3Storage::StartRewrite). A backup being
+// to remove is first marked (a `.stitch-deleting` marker beside its data: it still opens, but
+// no writer builds on it), then leaves the store when its `.backup` goes, once prune has proved
+// nothing needs it; it is flattened in place by a rewrite (S3Storage::StartRewrite). A backup being
 // removed (set aside, put back, or its objects deleted) is held as a writer holds it: prune
 // takes its `.lock` first, so that no writer takes the prefix over meanwhile, and never
 // removes a prefix whose lock a live process holds. Storage-layer code kept beside prune:
@@ -131,31 +132,36 @@ class S3StoreMoves final : public StoreMoves {
     return out;
   }
 
+  // With the backup's lock held, the marker put beside its `.backup`, which stays: a prune
+  // killed before its proof leaves a backup that opens, and a marker the next one takes away.
   Status SetAside(const std::string& path) override {
     ASSIGN_OR_RETURN(S3Address a, ParseS3Address(path));
     RETURN_IF_ERROR(LockBackup(a));
-    Status s = MarkDeleting(a, path);
+    auto bucket = s3_.BucketOf(a);
+    Status s = bucket->Put(a.ObjectKey(kS3DeletingMarker), "being removed by stitch prune\n");
     if (!s.ok()) Unlock(a);
     return s;
   }
 
   void PutBack(const std::string& path) override {
     auto a = ParseS3Address(path);
-    auto it = saved_.find(path);
-    if (!a.ok() || it == saved_.end()) return;
-    auto bucket = s3_.BucketOf(*a);
-    if (!bucket->Put(a->ObjectKey(".backup"), it->second).ok()) return;  // Left to the next run.
-    bucket->Delete(a->ObjectKey(kS3DeletingMarker)).IgnoreError();
+    if (!a.ok() || !locks_.count(a->Location())) return;
+    // A marker left (a failed request) is the next prune's: it has a .backup, so it goes.
+    s3_.BucketOf(*a)->Delete(a->ObjectKey(kS3DeletingMarker)).IgnoreError();
     Unlock(*a);
   }
 
-  // Deletes the data, then the `.lock` generations, this prune's (the highest) last, then the
-  // marker: a prefix left holding only the marker is refused by writers, removed by a prune.
+  // Deletes `.backup` (from here on the backup no longer opens), the data, then the `.lock`
+  // generations, this prune's (the highest) last, then the marker: a prefix left holding only
+  // the marker is refused by writers, removed by a prune.
   Status Remove(const std::string& path) override {
     ASSIGN_OR_RETURN(S3Address a, ParseS3Address(path));
     if (!locks_.count(a.Location())) RETURN_IF_ERROR(LockBackup(a));
-    Status s = RemoveBackupObjects(*s3_.BucketOf(a), a.ObjectKey(""),
-                                   [](const std::string&) { return false; });
+    auto bucket = s3_.BucketOf(a);
+    Status s = bucket->Delete(a.ObjectKey(".backup"));
+    if (s.ok()) {
+      s = RemoveBackupObjects(*bucket, a.ObjectKey(""), [](const std::string&) { return false; });
+    }
     if (s.ok()) {
       locks_.erase(a.Location());
     } else {
@@ -190,22 +196,9 @@ class S3StoreMoves final : public StoreMoves {
     locks_.erase(it);
   }
 
-  // With the lock held: the marker (holding the manifest) put, then `.backup` deleted.
-  Status MarkDeleting(const S3Address& a, const std::string& path) {
-    auto bucket = s3_.BucketOf(a);
-    ASSIGN_OR_RETURN(auto manifest, bucket->GetAll(a.ObjectKey(".backup"), 1ull << 34));
-    if (!manifest) return Status::BackupNotFound("Backup " + path + " has no .backup any more");
-    // The marker holds the manifest: a run killed before putting it back loses nothing that
-    // cannot be recovered by hand (copy the marker to .backup) until the next run removes it.
-    RETURN_IF_ERROR(bucket->Put(a.ObjectKey(kS3DeletingMarker), *manifest));
-    saved_[path] = std::move(*manifest);
-    return bucket->Delete(a.ObjectKey(".backup"));
-  }
-
   const S3Address store_;
   const S3Storage& s3_;
-  std::map<std::string, std::string> saved_;  // Path -> the `.backup` set aside.
-  std::map<std::string, int> locks_;          // Location -> generation of `.lock` held.
+  std::map<std::string, int> locks_;  // Location -> generation of `.lock` held.
   const std::string lock_text_ = S3LockText(WriterIntent{NewUuid(), "", ""});
   bool locked_ = false;  // Lock() took the prune lock,
   int generation_ = 0;   // this generation of it.

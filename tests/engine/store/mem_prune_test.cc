@@ -119,6 +119,37 @@ TEST_F(MemPruneTest, AKilledPrunesLockAndLeftoversGo) {
   EXPECT_EQ(CheckStore({"b2", "b3"}), "");
 }
 
+// A backup written on a base after prune planned to remove that base, but before prune marked
+// it, and the prune killed after marking and before its proof (which would have seen the new
+// backup): nothing was taken out, so the new backup restores; the next prune takes the marks
+// away and flattens what it keeps.
+TEST_F(MemPruneTest, APruneKilledBeforeItsProofTakesNothingOut) {
+  WriteChain();
+  auto dying = mem_->NewProcess();
+  auto plan = std::make_shared<FaultPlan>([dying] { dying->Kill(); });
+  plan->Add({Call::kSetAside, 1, FaultAction::kStall});  // Planned, b2 flattened.
+  plan->Add({Call::kWriters, 2, FaultAction::kCrash});   // The proof's look for writers.
+  auto storage = std::make_shared<FaultStorage>(dying, plan);
+  StatusOr<std::vector<PruneAction>> pruned = Status::Internal("not run");
+  std::thread t([&] { pruned = Prune(storage, 2); });
+  ASSERT_TRUE(plan->WaitStalled(std::chrono::seconds(10)));
+  SetSource({{"log", src_["log"] + "day 5\n"}, {"conf", "v5"}, {"fixed", src_["fixed"]}});
+  auto written = Backup(mem_->NewProcess(), "b4", "b1", 5);  // b1: to be removed, unmarked.
+  plan->Release();
+  t.join();
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  written_["b4"] = src_;
+  EXPECT_EQ(pruned.status().sys_errno(), ECANCELED) << pruned.status().ToString();
+  EXPECT_EQ(Check(mem_->NewProcess(), At("b4"), written_["b4"]), "");
+  EXPECT_EQ(CheckStore({"b0", "b1", "b2", "b3", "b4"}), "");
+  // A writer refuses a marked base until a prune takes the mark away.
+  EXPECT_EQ(Backup(mem_->NewProcess(), "b5", "b1", 6).status().code(), ErrorCode::kNoBaseBackup);
+  auto again = Prune(mem_->NewProcess(), 2);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(mem_->List(kStore), (std::vector<std::string>{"b3", "b4"}));
+  EXPECT_EQ(CheckStore({"b3", "b4"}), "");
+}
+
 TEST_F(MemPruneTest, ALaggingListingMakesPruneKeepMoreNeverBreakOne) {
   mem_->SetListingLag(3);  // The store will list as it was before b3 was finished.
   WriteChain();

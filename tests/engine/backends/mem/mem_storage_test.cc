@@ -235,8 +235,11 @@ TEST_F(MemStorageTest, StoreMovesSetAsideSwapAndLock) {
   auto other = mem_->NewProcess()->MovesFor("/s");
   EXPECT_EQ((*other)->Lock().sys_errno(), EBUSY);
   ASSERT_TRUE((*moves)->SetAside("/s/b0").ok());
-  EXPECT_FALSE(mem_->StatManifest("/s/b0")->has_value());
+  EXPECT_TRUE(mem_->StatManifest("/s/b0")->has_value()) << "marked, it still opens";
+  EXPECT_TRUE(*mem_->BeingRemoved("/s/b0"));
+  EXPECT_FALSE(*mem_->BeingRemoved("/s/b1"));
   (*moves)->PutBack("/s/b0");
+  EXPECT_FALSE(*mem_->BeingRemoved("/s/b0"));
   EXPECT_TRUE(mem_->StatManifest("/s/b0")->has_value());
   auto copy = (*moves)->StartReplace("/s/b1", "uuid");
   ASSERT_TRUE(copy.ok()) << copy.status().ToString();
