@@ -11,6 +11,9 @@
 #  - mount_cache_warm: the same with only those cache files read back first (the program and
 #                      its libraries still cold): mount_cold minus this is what the cache's
 #                      bytes cost;
+#  - mount_program_warm: the same with only the program and its libraries read back first
+#                      (`stitchfs --version`), the backup's files cold: a backup's first mount
+#                      on a machine that has run stitchfs before;
 #  - mount_warm:       the same with everything in the page cache: the mount's own work.
 # The floor of a mount that reads and checks the whole manifest is version_cold +
 # cache_read_cold (program start and the bytes, with no work); `floor_ratio` = that floor /
@@ -69,6 +72,7 @@ for _ in $(seq "$runs"); do
   note cache_read_cold "$(read_cache_cold)"
   drop; note mount_cold "$(mount_s)"
   drop; read_cache; note mount_cache_warm "$(mount_s)"
+  drop; "$STITCHFS" --version >/dev/null; note mount_program_warm "$(mount_s)"
   note mount_warm "$(mount_s)"
 done
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
@@ -76,7 +80,8 @@ least() { tr ' ' '\n' <<<"$1" | grep . | sort -g | head -1; }
 
 json="{\"bench\":\"cold_mount\",\"runs\":$runs,\"cache_bytes\":$cache_bytes,\"options\":\"${OPTS[*]}\""
 table="figure (s)             median      min"
-for k in true_cold version_cold cache_read_cold mount_cold mount_cache_warm mount_warm; do
+for k in true_cold version_cold cache_read_cold mount_cold mount_cache_warm mount_program_warm \
+  mount_warm; do
   med=$(median "${all[$k]}") lo=$(least "${all[$k]}")
   declare "m_$k=$med"
   json+=",\"$k\":$med,\"${k}_min\":$lo"
