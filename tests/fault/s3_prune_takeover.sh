@@ -11,7 +11,8 @@
 #    the first one back), a writer to the first one's name meanwhile;
 #  - rewrite: a prune held while flattening a kept backup in place, a writer to its name
 #    meanwhile;
-#  - lost lock: a writer held just before its `.backup`, its `.lock` removed meanwhile.
+#  - lost lock: a writer held just before its `.backup`, its `.lock` removed meanwhile;
+#  - same uuid: the same, its `.lock` rewritten meanwhile by another process with its uuid.
 # Whatever each writer answered, the store ends with only good backups: a writer that exited 0
 # wrote a backup that verifies and restores exactly; one refused (exit 13) left the other's
 # backup as it was, or nothing. The next prune and backup succeed.
@@ -148,6 +149,22 @@ direct_rc=$held_rc
 cp "$work/held.out" "$work/direct.err"
 check "$p: the writer's outcome (exit $direct_rc) is a good store" writer_outcome "$s/d1" "$A" none
 check "$p: it wrote no .backup" [ -z "$(keys "$p/d1/.backup")" ]
+
+# --- same uuid, another process: a writer whose .lock another process rewrote with the same
+# uuid (as a prune's rewrite of the backup does) just before its .backup ----------------------
+p=su s=s3://stitch/su
+faults "GET stitch/su/d1/.lock hold 1"
+check "$p: a writer held looking at its lock before its .backup" \
+  start_held "$STITCH" backup "$A" "$s/d1"
+s3api GET "stitch/$p/d1/.lock" | sed 's/^pid .*/pid 1/' >"$work/other.lock"
+check "$p: its lock rewritten by another process, same uuid" \
+  curl -sf --max-time 60 --aws-sigv4 "aws:amz:us-east-1:s3" \
+  --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
+  -X PUT --data-binary @"$work/other.lock" "$RGW_URL/stitch/$p/d1/.lock" -o /dev/null
+release_held 503
+check "$p: the writer is refused (got $held_rc)" [ "$held_rc" = 13 ]
+check "$p: it wrote no .backup" [ -z "$(keys "$p/d1/.backup")" ]
+check "$p: the other process's lock is left" [ -n "$(keys "$p/d1/.lock")" ]
 
 echo "s3_prune_takeover: $((SECONDS - started)) s"
 # shellcheck disable=SC2154  # (lib.sh counts the failures.)

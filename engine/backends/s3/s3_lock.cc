@@ -87,10 +87,6 @@ StatusOr<std::optional<int>> TakeS3Lock(const S3Bucket& bucket, const std::strin
   return taken ? std::optional<int>(generation) : std::optional<int>();
 }
 
-bool S3LockIsOurs(const std::string& lock, const std::string& uuid) {
-  return ParseLockText(lock).uuid == uuid;
-}
-
 std::set<std::string> NestedBackups(const std::vector<S3Object>& objects,
                                     const std::string& prefix) {
   std::set<std::string> roots;

@@ -29,10 +29,6 @@ bool S3LockWriterDied(const std::string& lock);
 StatusOr<std::optional<int>> TakeS3Lock(const S3Bucket& bucket, const std::string& lock_key,
                                         const std::string& text);
 
-// True if `lock` is the one S3LockText(uuid) wrote: a writer only ever removes its own lock
-// and objects (another may have taken the backup over, judging it dead).
-bool S3LockIsOurs(const std::string& lock, const std::string& uuid);
-
 // The sub-prefixes ("PREFIX.../") of `objects`' keys under `prefix` that hold another backup (a
 // `.backup` or a `.lock`): a writer cleaning up under `prefix` must leave them alone.
 std::set<std::string> NestedBackups(const std::vector<S3Object>& objects,

@@ -170,12 +170,12 @@ class S3Writable final : public WritableFile {
 class S3Writer final : public BackupWriter {
  public:
   // See NewS3Writer.
-  S3Writer(std::shared_ptr<const S3Bucket> bucket, S3Address address, std::string uuid,
+  S3Writer(std::shared_ptr<const S3Bucket> bucket, S3Address address, std::string lock_text,
            int generation, bool rewrite = false)
       : generation_(generation),
         bucket_(std::move(bucket)),
         address_(std::move(address)),
-        uuid_(std::move(uuid)),
+        lock_text_(std::move(lock_text)),
         rewrite_(rewrite) {}
 
   ~S3Writer() override {
@@ -282,7 +282,7 @@ class S3Writer final : public BackupWriter {
   // another's or gone (what this writer put is then left to whoever holds the prefix).
   Status StillLocked() const {
     ASSIGN_OR_RETURN(auto lock, CurrentLock(BucketObjects(*bucket_), address_.ObjectKey(".lock")));
-    if (lock && S3LockIsOurs(lock->text, uuid_)) return Status::OK();
+    if (lock && lock->text == lock_text_) return Status::OK();
     return Status::BackupAlreadyExists(
         "Backup " + EscapeForMessage(address_.Location()) + ": its .lock " +
         (lock ? "was taken over by another process" : "was removed") +
@@ -329,7 +329,7 @@ class S3Writer final : public BackupWriter {
   const int generation_;
   std::shared_ptr<const S3Bucket> bucket_;
   S3Address address_;
-  const std::string uuid_;
+  const std::string lock_text_;  // What this writer's generation of the lock holds.
   const bool rewrite_;
   Ledger ledger_;
   std::map<std::string, std::string> staged_;  // Staged id -> data file name.
@@ -340,8 +340,8 @@ class S3Writer final : public BackupWriter {
 }  // namespace
 
 std::unique_ptr<BackupWriter> NewS3Writer(std::shared_ptr<const S3Bucket> bucket, S3Address address,
-                                          std::string uuid, int generation, bool rewrite) {
-  return std::make_unique<S3Writer>(std::move(bucket), std::move(address), std::move(uuid),
+                                          std::string lock_text, int generation, bool rewrite) {
+  return std::make_unique<S3Writer>(std::move(bucket), std::move(address), std::move(lock_text),
                                     generation, rewrite);
 }
 

@@ -86,7 +86,7 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
         *bucket, prefix, [&](const std::string& key) { return IsLockObject(key, a); }));
     if (notice)
       *notice = "took over " + shown + ": its writer died; its partial backup was removed";
-    return NewS3Writer(std::move(bucket), std::move(a), intent.uuid, lock->generation + 1);
+    return NewS3Writer(std::move(bucket), std::move(a), text, lock->generation + 1);
   }
   ASSIGN_OR_RETURN(S3Listing there, bucket->List(prefix, "/"));
   if (!there.objects.empty() || !there.prefixes.empty()) {
@@ -98,7 +98,7 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartBackup(const std::string
   ASSIGN_OR_RETURN(bool taken, CreateLockGeneration(BucketObjects(*bucket), lock_key, 0, text));
   if (!taken) return Status::BackupAlreadyExists("Backup " + shown + ": another writer took it");
   RETURN_IF_ERROR(ConfirmFreshLock(*bucket, a, shown));
-  return NewS3Writer(std::move(bucket), std::move(a), intent.uuid, 0);
+  return NewS3Writer(std::move(bucket), std::move(a), text, 0);
 }
 
 StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::string& location,
@@ -110,14 +110,13 @@ StatusOr<std::unique_ptr<BackupWriter>> S3Storage::StartRewrite(const std::strin
   if (!manifest) return Status::BackupNotFound("Backup " + shown + " not found (no .backup)");
   // A lock beside a `.backup` whose writer died (after the manifest went in, before the lock
   // came off) guards nothing: the rewrite takes it over like any dead writer's.
-  ASSIGN_OR_RETURN(
-      std::optional<int> generation,
-      TakeS3Lock(*bucket, a.ObjectKey(".lock"), S3LockText(WriterIntent{uuid, "", ""})));
+  const std::string text = S3LockText(WriterIntent{uuid, "", ""});
+  ASSIGN_OR_RETURN(std::optional<int> generation, TakeS3Lock(*bucket, a.ObjectKey(".lock"), text));
   if (!generation) {
     return Status::BackupAlreadyExists("Backup " + shown +
                                        " has a .lock: another writer is at work there");
   }
-  return NewS3Writer(std::move(bucket), std::move(a), uuid, *generation, true);
+  return NewS3Writer(std::move(bucket), std::move(a), text, *generation, true);
 }
 
 }  // namespace stitchfs::engine

@@ -40,10 +40,17 @@ TEST(S3LockTest, OnlyAWriterOfThisMachineAndPidNamespaceIsJudgedDead) {
   EXPECT_FALSE(S3LockWriterDied(LockOf(gone, "")));         // An older lock: cannot tell.
 }
 
-TEST(S3LockTest, AWriterKnowsItsOwnLock) {
-  EXPECT_TRUE(S3LockIsOurs(S3LockText(WriterIntent{"abc", "", ""}), "abc"));
-  EXPECT_FALSE(S3LockIsOurs(S3LockText(WriterIntent{"abcd", "", ""}), "abc"));
-  EXPECT_FALSE(S3LockIsOurs("", "abc"));
+// A writer knows its lock by the whole text: the uuid alone is shared by a prune's rewrite of
+// the backup (S3Writer compares the text it wrote).
+TEST(S3LockTest, ALockTextNamesTheProcessNotJustTheBackup) {
+  const std::string ours = S3LockText(WriterIntent{"abc", "", ""});
+  EXPECT_EQ(ours, S3LockText(WriterIntent{"abc", "", ""}));
+  const pid_t gone = ExitedChild();
+  std::string other = ours;
+  const size_t at = other.find("\npid ") + 5;
+  other.replace(at, other.find('\n', at) - at, std::to_string(gone));
+  EXPECT_NE(other, ours);
+  EXPECT_EQ(ParseLockText(other).uuid, ParseLockText(ours).uuid);
 }
 
 TEST(S3LockTest, LockTextsNameTheBaseAndParseInEveryForm) {
