@@ -61,9 +61,12 @@ StatusOr<std::optional<ManifestIdentity>> RoutingStorage::StatManifest(
   return s->StatManifest(location);
 }
 
+// The mark belongs to the store the backup lies in: asked of the folders' or the object
+// store's storage, an archive's too (an archive storage knows of no prune).
 StatusOr<bool> RoutingStorage::BeingRemoved(const std::string& location) const {
-  ASSIGN_OR_RETURN(const Storage* s, For(location));
-  return s->BeingRemoved(location);
+  if (!LocationOf(location).in_object_storage()) return local_->BeingRemoved(location);
+  ASSIGN_OR_RETURN(const S3Storage* s3, this->s3());
+  return s3->BeingRemoved(location);
 }
 
 StatusOr<std::shared_ptr<const BackupDataFile>> RoutingStorage::OpenDataFile(

@@ -75,9 +75,8 @@ bool NeedsFlatten(const std::vector<std::optional<size_t>>& levels,
   return false;
 }
 
-// Moves the backups to remove out of the store's namespace (so none opens half-deleted, and
-// the proof below sees the store as it will be), newest first: interrupted halfway, no backup
-// left in the store has lost its base. `moved` lists what was moved.
+// Marks the backups to remove (StoreMoves::SetAside: they still open, but no writer builds on
+// them from now on), newest first, and makes the marks durable. `moved` lists what was marked.
 Status SetAside(const std::vector<std::string>& oldest_first, StoreMoves& moves,
                 std::vector<std::string>* moved) {
   for (auto it = oldest_first.rbegin(); it != oldest_first.rend(); ++it) {

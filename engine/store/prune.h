@@ -36,9 +36,11 @@ struct PruneAction {
 // cannot mislead it; a kept backup whose chain reaches a removed backup before any other kept
 // one is flattened. Order of work: each such backup is flattened into a sibling folder that
 // keeps its uuid and is swapped in with one atomic exchange (renameat2 RENAME_EXCHANGE); the
-// backups to remove are renamed out of the store's namespace; then every kept backup is opened
-// again, with its whole chain, in the store as it now is, and if one fails the removed ones are
-// put back and nothing is deleted. Interrupted at any point, every kept backup still opens.
+// backups to remove are marked (StoreMoves::SetAside: writers refuse them as bases); then no
+// writer may have started on one, and every kept backup, and any written meanwhile, must open
+// with its whole chain without one of them; if not, the marks are taken away and nothing is
+// deleted. Only then are they taken out, newest first. Interrupted at any point, every kept
+// backup still opens, and nothing not proven unneeded was taken out.
 // Errors: kInvalidArgument for an empty policy; a kept backup that does not open (prune then
 // changes nothing); kIOError.
 // The store is in ctx.storage, which changes it (Storage::MovesFor; kInvalidArgument without

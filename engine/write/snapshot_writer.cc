@@ -149,20 +149,22 @@ StatusOr<std::shared_ptr<const ResolvedBackup>> OpenBase(const BackupOptions& o)
 // looks for writers and new backups on it: it sees this one, or this check sees the mark.)
 Status CheckBaseStillThere(const Storage& storage, const ResolvedBackup& base) {
   const std::string& path = base.top().path();
+  // The mark first: a prune takes it away only once the base is gone, so a base read after no
+  // mark was found is either there for good or found gone.
+  auto marked = storage.BeingRemoved(path);
+  if (!marked.ok()) {
+    return marked.status().WithPrefix("the base " + path + ": is a prune removing it? ");
+  }
+  if (*marked) {
+    return Status::NoBaseBackup("the base " + path + " (uuid " + base.top().header().uuid +
+                                ") is being removed by a prune (or one that stopped left it "
+                                "marked: the next stitch prune of its store clears that); the "
+                                "new backup is not kept");
+  }
   ManifestIdentity id;
   FolderIdentity folder;
   auto now = ReadBackupHeader(storage, path, &id, &folder);
-  auto marked = storage.BeingRemoved(path);
-  if (now.ok() && now->uuid == base.top().header().uuid && marked.ok() && !*marked) {
-    return Status::OK();
-  }
-  if (now.ok() && now->uuid == base.top().header().uuid) {
-    return Status::NoBaseBackup("the base " + path + " (uuid " + base.top().header().uuid + ") " +
-                                (marked.ok()
-                                     ? "is being removed by a prune"
-                                     : "cannot be checked (" + marked.status().ToString() + ")") +
-                                "; the new backup is not kept");
-  }
+  if (now.ok() && now->uuid == base.top().header().uuid) return Status::OK();
   return Status::NoBaseBackup("the base " + path + " (uuid " + base.top().header().uuid + ") " +
                               (now.ok() ? "was replaced by backup " + now->uuid
                                         : "is gone (" + now.status().ToString() + ")") +

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # A prune and a writer at work on one backup's prefix in object storage at the same moment. A
 # backup whose writer died before removing its `.lock` (beside its `.backup`) is one a prune
-# removes; once its `.backup` is set aside, a writer of this machine may take that dead lock
-# over. One process is held at an exact request by s3_fault_proxy (`hold`) while the other
+# removes; once its `.backup` is taken out (after prune marked it and proved nothing needs it),
+# a writer of this machine may take that dead lock over. One process is held at an exact request by s3_fault_proxy (`hold`) while the other
 # runs straight against radosgw:
 #  - leftover: a prune killed while removing it; the next prune held at its DeleteObjects of
 #    what was left, a writer to the same name meanwhile;
-#  - remove: a prune held at its DeleteObjects of the backup it set aside, a writer meanwhile;
-#  - put back: a prune held while setting aside a second backup (then failed, so that it puts
-#    the first one back), a writer to the first one's name meanwhile;
+#  - remove: a prune held at its DeleteObjects of the backup it marked, a writer meanwhile;
+#  - put back: a prune held while marking a second backup (then failed, so that it unmarks
+#    the first one), a writer to the first one's name meanwhile;
 #  - rewrite: a prune held while flattening a kept backup in place, a writer to its name
 #    meanwhile;
 #  - lost lock: a writer held just before its `.backup`, its `.lock` removed meanwhile;
@@ -84,7 +84,8 @@ check "$p: d2" q backup "$B" "$s/d2" "${DAY2[@]}"
 faults "POST ?delete hold 1"
 check "$p: a prune held while removing d1" start_held "$STITCH" prune "$s" --keep-last 1
 kill_held
-check "$p: d1 is left set aside" [ -n "$(keys "$p/d1/.stitch-deleting")" ]
+check "$p: d1 is left marked, taken out" \
+  [ -n "$(keys "$p/d1/.stitch-deleting")" ] && [ -z "$(keys "$p/d1/.backup")" ]
 faults "POST ?delete hold 1"
 check "$p: the next prune held while removing the leftover" \
   start_held "$STITCH" prune "$s" --keep-last 1
@@ -107,18 +108,18 @@ check "$p: the prune succeeded (got $held_rc)" [ "$held_rc" = 0 ]
 check "$p: the writer's outcome (exit $direct_rc) is a good store" writer_outcome "$s/d1" "$A" none
 then_usable "$s" "$p" d2 $(written)
 
-# --- put back: a prune failing after it set a backup aside, a writer meanwhile ---------------
+# --- put back: a prune failing after it marked a backup, a writer meanwhile -------------------
 p=pb s=s3://stitch/pb
 check "$p: d0" q backup "$B" "$s/d0" "${DAY0[@]}"
 dead_lock_backup "$A" "$s/d1" "${DAY1[@]}"
 check "$p: d2" q backup "$B" "$s/d2" "${DAY2[@]}"
-# Newest first: d1 is set aside, then d0's marker is held and refused: d1 is put back.
+# Newest first: d1 is marked, then d0's marker is held and refused: d1 is unmarked.
 faults "PUT d0/.stitch-deleting hold 1"
 check "$p: a prune held setting d0 aside" \
   start_held env STITCH_S3_MAX_ATTEMPTS=1 "$STITCH" prune "$s" --keep-last 1
 direct backup "$C" "$s/d1"
 release_held 500
-check "$p: the prune failed, putting d1 back (got $held_rc)" [ "$held_rc" = 1 ]
+check "$p: the prune failed, unmarking d1 (got $held_rc)" [ "$held_rc" = 1 ]
 check "$p: the writer's outcome (exit $direct_rc) is a good store" writer_outcome "$s/d1" "$C" "$A"
 check "$p: d0 is exact" exact "$s/d0" "$B"
 check "$p: stitch log lists d0, d1, d2" listed "$s" d0 d1 d2

@@ -56,7 +56,7 @@ class FaultMoves final : public StoreMoves {
     Guarded(*plan_, Call::kPutBack, [&] {
       inner_->PutBack(path);
       return Status::OK();
-    }).IgnoreError();  // Failed: left set aside.
+    }).IgnoreError();  // Failed: left marked, for the next prune to unmark.
   }
   Status Remove(const std::string& path) override {
     return Guarded(*plan_, Call::kRemove, [&] { return inner_->Remove(path); });

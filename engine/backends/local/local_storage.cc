@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "engine/backends/local/data_file.h"
 #include "engine/backends/local/local_folder.h"
@@ -85,10 +87,16 @@ StatusOr<std::optional<ManifestIdentity>> LocalStorage::StatManifest(
 }
 
 StatusOr<bool> LocalStorage::BeingRemoved(const std::string& location) const {
+  // Beside the backup's real place: named through a symlink (`latest`), it is marked by the
+  // name prune listed. Gone: not marked (reading it fails).
+  std::unique_ptr<char, decltype(&std::free)> real(::realpath(location.c_str(), nullptr),
+                                                   &std::free);
+  if (!real) return false;
+  const std::string marker = RemovingMarker(real.get());
   struct stat st;
-  if (::lstat(RemovingMarker(AbsolutePath(location)).c_str(), &st) == 0) return true;
+  if (::lstat(marker.c_str(), &st) == 0) return true;
   if (errno == ENOENT || errno == ENOTDIR) return false;
-  return Status::IOError("stat " + RemovingMarker(location), errno);
+  return Status::IOError("stat " + marker, errno);
 }
 
 StatusOr<std::shared_ptr<const BackupDataFile>> LocalStorage::OpenDataFile(

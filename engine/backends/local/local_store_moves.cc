@@ -25,8 +25,10 @@ namespace stitchfs::engine {
 namespace {
 
 constexpr const char* kFlattenSuffix = ".stitch-flatten";
-constexpr const char* kDeletingSuffix = ".stitch-deleting";
+constexpr const char* kRemovedSuffix = ".stitch-removed";    // Taken out after the proof.
 constexpr const char* kRemovingSuffix = ".stitch-removing";  // RemovingMarker.
+// Set aside by an older version, before its proof: never deleted unproven, put back.
+constexpr const char* kOldDeletingSuffix = ".stitch-deleting";
 
 // A work folder of prune beside `path`: ".<name><suffix>", never listed as a backup.
 std::string WorkPath(const std::string& path, const char* suffix) {
@@ -66,21 +68,26 @@ class LocalStoreMoves final : public StoreMoves {
     return Status::OK();
   }
 
-  // Folders being deleted (taken out after prune's proof) and flattened copies go; then the
+  // Folders being deleted (taken out after prune's proof) and flattened copies go; a folder an
+  // older version set aside (before its proof) is put back where its name is free; then the
   // marks of backups never taken out (the prune stopped before its proof) are taken away.
   std::vector<std::string> RemoveLeftovers() override {
     auto names = ListFolder(store_);
     if (!names.ok()) return {};
+    std::vector<std::string> left;
     std::error_code ec;
     for (const std::string& n : *names) {
-      if (n.front() == '.' && (n.ends_with(kDeletingSuffix) || n.ends_with(kFlattenSuffix))) {
+      if (n.front() != '.') continue;
+      if (n.ends_with(kRemovedSuffix) || n.ends_with(kFlattenSuffix)) {
         fs::remove_all(store_ + "/" + n, ec);
+      } else if (n.ends_with(kOldDeletingSuffix)) {
+        PutBackOld(n, &left);
       }
     }
     for (const std::string& n : *names) {
       if (n.front() == '.' && n.ends_with(kRemovingSuffix)) ::unlink((store_ + "/" + n).c_str());
     }
-    return {};
+    return left;
   }
 
   StatusOr<std::vector<StoreWriter>> Writers(const std::set<std::string>& backups) override {
@@ -143,7 +150,7 @@ class LocalStoreMoves final : public StoreMoves {
   // Taken out by a rename (from here on it no longer opens) made durable, then deleted; the
   // mark goes last.
   Status Remove(const std::string& path) override {
-    const std::string gone = WorkPath(path, kDeletingSuffix);
+    const std::string gone = WorkPath(path, kRemovedSuffix);
     if (::rename(path.c_str(), gone.c_str()) != 0) return Status::IOError("rename " + path, errno);
     RETURN_IF_ERROR(SyncDir(store_));
     std::error_code ec;
@@ -156,6 +163,24 @@ class LocalStoreMoves final : public StoreMoves {
   Status Sync() override { return SyncDir(store_); }
 
  private:
+  // `.NAME.stitch-deleting` (an older version's set-aside backup, `old`) renamed back to NAME
+  // unless NAME is taken; what was done goes to `left`.
+  void PutBackOld(const std::string& old, std::vector<std::string>* left) const {
+    const std::string name =
+        old.substr(1, old.size() - 1 - std::string_view(kOldDeletingSuffix).size());
+    const std::string from = store_ + "/" + old, to = store_ + "/" + name;
+    if (name.empty() ||
+        ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) != 0) {
+      left->push_back("left " + from +
+                      " as it is: set aside by an older version's prune that "
+                      "stopped; its name is taken (remove it by hand once it is not needed)");
+      return;
+    }
+    left->push_back("put back " + to +
+                    ", which an interrupted prune of an older version had "
+                    "set aside before proving it unneeded");
+  }
+
   const std::string store_;
   const Storage& storage_;
   UniqueFd lock_;  // The store's folder, flocked by Lock().

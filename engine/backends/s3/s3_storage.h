@@ -62,7 +62,7 @@ class S3Storage final : public Storage {
   StatusOr<std::unique_ptr<BackupWriter>> StartBackup(const std::string& location,
                                                       const WriterIntent& intent,
                                                       std::string* notice) const override;
-  // `.backup` objects taken away and put back, rewrites in place
+  // Marker objects, `.backup` objects taken away once proven unneeded, rewrites in place
   // (s3_store_moves.cc).
   StatusOr<std::unique_ptr<StoreMoves>> MovesFor(const std::string& location) const override;
 

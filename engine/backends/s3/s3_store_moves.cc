@@ -2,7 +2,7 @@
 // to remove is first marked (a `.stitch-deleting` marker beside its data: it still opens, but
 // no writer builds on it), then leaves the store when its `.backup` goes, once prune has proved
 // nothing needs it; it is flattened in place by a rewrite (S3Storage::StartRewrite). A backup being
-// removed (set aside, put back, or its objects deleted) is held as a writer holds it: prune
+// removed (marked, unmarked, or its objects deleted) is held as a writer holds it: prune
 // takes its `.lock` first, so that no writer takes the prefix over meanwhile, and never
 // removes a prefix whose lock a live process holds. Storage-layer code kept beside prune:
 // nothing here includes a header above engine/storage/.
@@ -37,12 +37,12 @@ class S3StoreMoves final : public StoreMoves {
       auto manifest = bucket->Head(a.ObjectKey(".backup"));
       if (!marker.ok() || !*marker || !manifest.ok()) continue;
       if (*manifest) {
-        bucket->Delete(a.ObjectKey(kS3DeletingMarker)).IgnoreError();  // Put back, marker left.
+        bucket->Delete(a.ObjectKey(kS3DeletingMarker)).IgnoreError();  // Never taken out.
         continue;
       }
       const std::string path = a.Location();
       Status s = LockBackup(a);
-      if (s.ok()) s = Remove(path);
+      if (s.ok()) s = RemoveOrRestore(a, path, &left);
       if (!s.ok()) left.push_back("left " + path + " as it is: " + s.message());
     }
     return left;
@@ -136,9 +136,16 @@ class S3StoreMoves final : public StoreMoves {
   // killed before its proof leaves a backup that opens, and a marker the next one takes away.
   Status SetAside(const std::string& path) override {
     ASSIGN_OR_RETURN(S3Address a, ParseS3Address(path));
-    RETURN_IF_ERROR(LockBackup(a));
     auto bucket = s3_.BucketOf(a);
-    Status s = bucket->Put(a.ObjectKey(kS3DeletingMarker), "being removed by stitch prune\n");
+    // (An archive in object storage is one object, never a prefix with a `.backup`.)
+    ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
+    if (!manifest) {
+      return Status::BackupNotFound("Backup " + EscapeForMessage(path) +
+                                    " has no .backup under its prefix: prune removes only "
+                                    "backups written as prefixes in object storage");
+    }
+    RETURN_IF_ERROR(LockBackup(a));
+    Status s = bucket->Put(a.ObjectKey(kS3DeletingMarker), kMarkText);
     if (!s.ok()) Unlock(a);
     return s;
   }
@@ -196,6 +203,24 @@ class S3StoreMoves final : public StoreMoves {
     locks_.erase(it);
   }
 
+  // A prefix with the marker and no `.backup`: taken out after a proof (this version's marker:
+  // kMarkText), so removed; or set aside by an older version, which took `.backup` away before
+  // its proof and kept it in the marker, so put back (`left` says so).
+  Status RemoveOrRestore(const S3Address& a, const std::string& path,
+                         std::vector<std::string>* left) {
+    auto bucket = s3_.BucketOf(a);
+    ASSIGN_OR_RETURN(auto marker, bucket->GetAll(a.ObjectKey(kS3DeletingMarker), 1ull << 34));
+    if (!marker || *marker == kMarkText) return Remove(path);
+    RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".backup"), *marker));
+    RETURN_IF_ERROR(bucket->Delete(a.ObjectKey(kS3DeletingMarker)));
+    Unlock(a);
+    left->push_back("put back " + path +
+                    ", which an interrupted prune of an older version had "
+                    "set aside before proving it unneeded");
+    return Status::OK();
+  }
+
+  static constexpr const char* kMarkText = "being removed by stitch prune\n";
   const S3Address store_;
   const S3Storage& s3_;
   std::map<std::string, int> locks_;  // Location -> generation of `.lock` held.

@@ -1,0 +1,73 @@
+// The local StoreMoves of prune: marks beside the backups it removes, seen by writers however
+// they name the base (through a symlink; an archive), and what an interrupted prune left.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "engine/backends/routing_storage.h"
+#include "engine/storage/store_moves.h"
+#include "tests/testutil/fixture.h"
+
+namespace stitchfs::engine {
+namespace {
+
+namespace fs = std::filesystem;
+using testutil::TempDir;
+
+TEST(LocalMovesTest, AMarkIsSeenThroughASymlinkAndOnAnArchive) {
+  TempDir dir;
+  fs::create_directories(dir / "store/b0");
+  testutil::WriteFile(dir / "store/a.zip", "not read");
+  const auto storage = RoutingStorage::Create();
+  auto moves = storage->MovesFor(dir / "store");
+  ASSERT_TRUE(moves.ok()) << moves.status().ToString();
+  ASSERT_TRUE((*moves)->Lock().ok());
+  ASSERT_EQ(::symlink((dir / "store/b0").c_str(), (dir / "latest").c_str()), 0);
+  EXPECT_FALSE(*storage->BeingRemoved(dir / "latest"));
+  ASSERT_TRUE((*moves)->SetAside(dir / "store/b0").ok());
+  ASSERT_TRUE((*moves)->SetAside(dir / "store/a.zip").ok());
+  ASSERT_TRUE((*moves)->Sync().ok());
+  EXPECT_TRUE(*storage->BeingRemoved(dir / "store/b0"));
+  EXPECT_TRUE(*storage->BeingRemoved(dir / "latest")) << "named through a symlink";
+  EXPECT_TRUE(*storage->BeingRemoved(dir / "store/a.zip")) << "an archive";
+  EXPECT_TRUE(fs::exists(dir / "store/b0")) << "marked, still there";
+  (*moves)->PutBack(dir / "store/b0");
+  EXPECT_FALSE(*storage->BeingRemoved(dir / "latest"));
+  ASSERT_TRUE((*moves)->Remove(dir / "store/a.zip").ok());
+  EXPECT_FALSE(fs::exists(dir / "store/a.zip"));
+  EXPECT_FALSE(*storage->BeingRemoved(dir / "store/a.zip"));
+  EXPECT_FALSE(*storage->BeingRemoved(dir / "nothing/here"));
+}
+
+// A folder an older version set aside (renamed before its proof) is never deleted unproven: it
+// is put back where its name is free, else left with a warning. What this version took out
+// after its proof goes, and marks of backups never taken out are taken away.
+TEST(LocalMovesTest, LeftoversOfAnInterruptedPrune) {
+  TempDir dir;
+  fs::create_directories(dir / "store/.b1.stitch-deleting");
+  testutil::WriteFile(dir / "store/.b1.stitch-deleting/.backup", "b1");
+  fs::create_directories(dir / "store/b2");
+  fs::create_directories(dir / "store/.b2.stitch-deleting");
+  fs::create_directories(dir / "store/.b3.stitch-removed");
+  fs::create_directories(dir / "store/b4");
+  testutil::WriteFile(dir / "store/.b4.stitch-removing", "");
+  const auto storage = RoutingStorage::Create();
+  auto moves = storage->MovesFor(dir / "store");
+  ASSERT_TRUE(moves.ok()) << moves.status().ToString();
+  ASSERT_TRUE((*moves)->Lock().ok());
+  const std::vector<std::string> said = (*moves)->RemoveLeftovers();
+  EXPECT_EQ(testutil::ReadFile(dir / "store/b1/.backup"), "b1") << "put back";
+  EXPECT_TRUE(fs::exists(dir / "store/.b2.stitch-deleting")) << "its name is taken: left";
+  EXPECT_TRUE(fs::exists(dir / "store/b2"));
+  EXPECT_FALSE(fs::exists(dir / "store/.b3.stitch-removed"));
+  EXPECT_FALSE(fs::exists(dir / "store/.b4.stitch-removing"));
+  EXPECT_TRUE(fs::exists(dir / "store/b4"));
+  ASSERT_EQ(said.size(), 2u);
+  std::string all = said[0] + "\n" + said[1];
+  EXPECT_NE(all.find("put back " + dir / "store/b1"), std::string::npos) << all;
+  EXPECT_NE(all.find(".b2.stitch-deleting as it is"), std::string::npos) << all;
+}
+
+}  // namespace
+}  // namespace stitchfs::engine
