@@ -149,6 +149,18 @@ Status ProveStore(const std::string& store, const std::vector<StoreEntry>& all,
   return Status::OK();
 }
 
+// An archive in object storage is one object, not a prefix that prune can mark and take out:
+// it is kept, saying so.
+void KeepObjectStorageArchives(const std::vector<StoreEntry>& all,
+                               std::map<size_t, std::string>* kept) {
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Location where = LocationOf(all[i].path);
+    if (where.in_object_storage() && where.is_archive()) {
+      kept->emplace(i, "an archive in object storage, which prune does not remove");
+    }
+  }
+}
+
 // Archives are read-only, so a kept archive is never flattened: its bases in the store are kept
 // with it (and theirs, down its chain).
 Status KeepArchiveChains(const std::vector<StoreEntry>& all, const ChainOptions& o,
@@ -225,17 +237,20 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   o.cache = ctx.cache;
   o.locators = ctx.locators;
   ASSIGN_OR_RETURN(std::unique_ptr<StoreMoves> moves, o.storage->MovesFor(store));
-  if (!p.dry_run) RETURN_IF_ERROR(moves->Lock());  // Before the store is read for the plan.
+  if (!p.dry_run) {
+    RETURN_IF_ERROR(moves->Lock());  // Before the store is read for the plan,
+    for (const std::string& w : moves->RemoveLeftovers()) {  // which sees it finished.
+      if (ctx.warn) ctx.warn(w);
+    }
+  }
   ASSIGN_OR_RETURN(std::vector<StoreEntry> all, ListStore(o, store));
   auto kept = Kept(all, p);
   ASSIGN_OR_RETURN(std::vector<StoreWriter> writers, moves->Writers(NamesOf(all)));
   KeepWritersBases(all, writers, &kept);
+  KeepObjectStorageArchives(all, &kept);
   RETURN_IF_ERROR(KeepArchiveChains(all, o, &kept));
   ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept, o, *moves));
   if (p.dry_run) return plan;
-  for (const std::string& w : moves->RemoveLeftovers()) {
-    if (ctx.warn) ctx.warn(w);
-  }
   std::vector<std::string> doomed;
   std::set<std::string> doomed_uuids;
   uint64_t to_flatten = 0, flattened = 0;

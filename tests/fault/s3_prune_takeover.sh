@@ -84,8 +84,8 @@ check "$p: d2" q backup "$B" "$s/d2" "${DAY2[@]}"
 faults "POST ?delete hold 1"
 check "$p: a prune held while removing d1" start_held "$STITCH" prune "$s" --keep-last 1
 kill_held
-check "$p: d1 is left marked, taken out" \
-  [ -n "$(keys "$p/d1/.stitch-deleting")" ] && [ -z "$(keys "$p/d1/.backup")" ]
+check "$p: d1 is left marked" [ -n "$(keys "$p/d1/.stitch-deleting")" ]
+check "$p: d1 is taken out" [ -z "$(keys "$p/d1/.backup")" ]
 faults "POST ?delete hold 1"
 check "$p: the next prune held while removing the leftover" \
   start_held "$STITCH" prune "$s" --keep-last 1

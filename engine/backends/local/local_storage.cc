@@ -91,7 +91,10 @@ StatusOr<bool> LocalStorage::BeingRemoved(const std::string& location) const {
   // name prune listed. Gone: not marked (reading it fails).
   std::unique_ptr<char, decltype(&std::free)> real(::realpath(location.c_str(), nullptr),
                                                    &std::free);
-  if (!real) return false;
+  if (!real) {
+    if (errno == ENOENT || errno == ENOTDIR) return false;
+    return Status::IOError("realpath " + location, errno);
+  }
   const std::string marker = RemovingMarker(real.get());
   struct stat st;
   if (::lstat(marker.c_str(), &st) == 0) return true;

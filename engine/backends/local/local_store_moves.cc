@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -27,7 +28,7 @@ namespace {
 constexpr const char* kFlattenSuffix = ".stitch-flatten";
 constexpr const char* kRemovedSuffix = ".stitch-removed";    // Taken out after the proof.
 constexpr const char* kRemovingSuffix = ".stitch-removing";  // RemovingMarker.
-// Set aside by an older version, before its proof: never deleted unproven, put back.
+// Set aside by an older version, before its proof: never deleted unproven, left with a warning.
 constexpr const char* kOldDeletingSuffix = ".stitch-deleting";
 
 // A work folder of prune beside `path`: ".<name><suffix>", never listed as a backup.
@@ -69,8 +70,8 @@ class LocalStoreMoves final : public StoreMoves {
   }
 
   // Folders being deleted (taken out after prune's proof) and flattened copies go; a folder an
-  // older version set aside (before its proof) is put back where its name is free; then the
-  // marks of backups never taken out (the prune stopped before its proof) are taken away.
+  // older version set aside is left with a warning (it may be unproven, or half deleted); then
+  // the marks of backups never taken out (the prune stopped before its proof) are taken away.
   std::vector<std::string> RemoveLeftovers() override {
     auto names = ListFolder(store_);
     if (!names.ok()) return {};
@@ -78,10 +79,14 @@ class LocalStoreMoves final : public StoreMoves {
     std::error_code ec;
     for (const std::string& n : *names) {
       if (n.front() != '.') continue;
-      if (n.ends_with(kRemovedSuffix) || n.ends_with(kFlattenSuffix)) {
+      if (n.ends_with(kRemovedSuffix) || n.ends_with(kFlattenSuffix) ||
+          (n.ends_with(kOldDeletingSuffix) && MarkedAfterProof(n))) {
         fs::remove_all(store_ + "/" + n, ec);
       } else if (n.ends_with(kOldDeletingSuffix)) {
-        PutBackOld(n, &left);
+        left.push_back("left " + store_ + "/" + n + " as it is: a prune of an older version " +
+                       "set it aside and stopped, maybe before proving it unneeded, maybe " +
+                       "while deleting it; if a backup needs it and it is whole, rename it back " +
+                       "to " + OldName(n) + ", else remove it");
       }
     }
     for (const std::string& n : *names) {
@@ -163,22 +168,15 @@ class LocalStoreMoves final : public StoreMoves {
   Status Sync() override { return SyncDir(store_); }
 
  private:
-  // `.NAME.stitch-deleting` (an older version's set-aside backup, `old`) renamed back to NAME
-  // unless NAME is taken; what was done goes to `left`.
-  void PutBackOld(const std::string& old, std::vector<std::string>* left) const {
-    const std::string name =
-        old.substr(1, old.size() - 1 - std::string_view(kOldDeletingSuffix).size());
-    const std::string from = store_ + "/" + old, to = store_ + "/" + name;
-    if (name.empty() ||
-        ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) != 0) {
-      left->push_back("left " + from +
-                      " as it is: set aside by an older version's prune that "
-                      "stopped; its name is taken (remove it by hand once it is not needed)");
-      return;
-    }
-    left->push_back("put back " + to +
-                    ", which an interrupted prune of an older version had "
-                    "set aside before proving it unneeded");
+  // NAME, of `.NAME.stitch-deleting`.
+  static std::string OldName(const std::string& old) {
+    return old.substr(1, old.size() - 1 - std::string_view(kOldDeletingSuffix).size());
+  }
+  // True if `.NAME.stitch-deleting` has a mark beside it: taken out after the proof (the first
+  // version that marked took it out under that name).
+  bool MarkedAfterProof(const std::string& old) const {
+    struct stat st;
+    return ::lstat(RemovingMarker(store_ + "/" + OldName(old)).c_str(), &st) == 0;
   }
 
   const std::string store_;

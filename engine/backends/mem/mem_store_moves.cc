@@ -1,6 +1,6 @@
 // StoreMoves of a MemStorage store: the local backend's (local_store_moves.cc) on the MemDisk:
 // a backup marked by a file beside it (RemovingMarker), taken out by a rename to
-// `.<name>.stitch-deleting`, a flattened copy written into
+// `.<name>.stitch-removed`, a flattened copy written into
 // `.<name>.stitch-flatten` and swapped in with one exchange, the store's folder synced after.
 #include <cerrno>
 #include <functional>
@@ -13,7 +13,7 @@ namespace stitchfs::engine {
 namespace {
 
 constexpr const char* kMemFlatten = ".stitch-flatten";
-constexpr const char* kMemDeleting = ".stitch-deleting";
+constexpr const char* kMemDeleting = ".stitch-removed";   // Taken out after the proof.
 constexpr const char* kMemRemoving = ".stitch-removing";  // RemovingMarker.
 
 // A work folder of prune beside `path`: ".<name><suffix>", never listed as a backup.

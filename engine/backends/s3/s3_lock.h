@@ -35,8 +35,8 @@ std::set<std::string> NestedBackups(const std::vector<S3Object>& objects,
                                     const std::string& prefix);
 bool InNestedBackup(const std::string& key, const std::set<std::string>& roots);
 
-// The object prune's removal leaves beside a backup's data, holding its manifest, until every
-// other object of the backup is gone (S3StoreMoves).
+// The object with which prune marks a backup it removes, beside its data: put before its proof,
+// removed last, once every other object of the backup is gone (S3StoreMoves).
 inline constexpr const char* kS3DeletingMarker = ".stitch-deleting";
 
 // True if `key` says what the prefix `prefix` ("" or ending in '/') holds: its `.backup`, a

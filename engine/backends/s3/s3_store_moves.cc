@@ -42,7 +42,7 @@ class S3StoreMoves final : public StoreMoves {
       }
       const std::string path = a.Location();
       Status s = LockBackup(a);
-      if (s.ok()) s = RemoveOrRestore(a, path, &left);
+      if (s.ok()) s = FinishLeftover(a, path, &left);
       if (!s.ok()) left.push_back("left " + path + " as it is: " + s.message());
     }
     return left;
@@ -203,20 +203,24 @@ class S3StoreMoves final : public StoreMoves {
     locks_.erase(it);
   }
 
-  // A prefix with the marker and no `.backup`: taken out after a proof (this version's marker:
-  // kMarkText), so removed; or set aside by an older version, which took `.backup` away before
-  // its proof and kept it in the marker, so put back (`left` says so).
-  Status RemoveOrRestore(const S3Address& a, const std::string& path,
-                         std::vector<std::string>* left) {
+  // With the lock of `a` held, what was seen before taking it looked again at: a `.backup`
+  // there (never taken out, or written meanwhile) loses its marker; the marker of this version
+  // (kMarkText) without `.backup` was taken out after the proof, so the rest goes; an older
+  // version's (holding the manifest it took away before its proof) is left as it is, and
+  // `left` says how to put it back by hand.
+  Status FinishLeftover(const S3Address& a, const std::string& path,
+                        std::vector<std::string>* left) {
     auto bucket = s3_.BucketOf(a);
     ASSIGN_OR_RETURN(auto marker, bucket->GetAll(a.ObjectKey(kS3DeletingMarker), 1ull << 34));
-    if (!marker || *marker == kMarkText) return Remove(path);
-    RETURN_IF_ERROR(bucket->Put(a.ObjectKey(".backup"), *marker));
-    RETURN_IF_ERROR(bucket->Delete(a.ObjectKey(kS3DeletingMarker)));
+    ASSIGN_OR_RETURN(auto manifest, bucket->Head(a.ObjectKey(".backup")));
+    if (marker && *marker == kMarkText && !manifest) return Remove(path);
+    if (marker && manifest) RETURN_IF_ERROR(bucket->Delete(a.ObjectKey(kS3DeletingMarker)));
     Unlock(a);
-    left->push_back("put back " + path +
-                    ", which an interrupted prune of an older version had "
-                    "set aside before proving it unneeded");
+    if (marker && !manifest) {
+      left->push_back("left " + path + " as it is: a prune of an older version set it aside " +
+                      "and stopped before proving it unneeded; if a backup needs it, copy its " +
+                      kS3DeletingMarker + " (its manifest) to .backup, else remove the prefix");
+    }
     return Status::OK();
   }
 
