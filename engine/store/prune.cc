@@ -149,6 +149,23 @@ Status ProveStore(const std::string& store, const std::vector<StoreEntry>& all,
   return Status::OK();
 }
 
+// The backups `plan` removes, each before the backups it builds on (deeper chains first, then
+// the newest): a removal that stops part way leaves only backups whose bases are still there.
+// Not by timestamp alone: a clock, a time zone or --timestamp can put a backup before its base.
+std::vector<std::string> ChildrenFirst(const std::vector<StoreEntry>& all,
+                                       const std::vector<PruneAction>& plan) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (plan[i].kind == PruneAction::kRemove) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&all](size_t a, size_t b) {
+    return all[a].depth != all[b].depth ? all[a].depth > all[b].depth : a > b;
+  });
+  std::vector<std::string> paths;
+  for (size_t i : order) paths.push_back(all[i].path);
+  return paths;
+}
+
 // An archive in object storage is one object, not a prefix that prune can mark and take out:
 // it is kept, saying so.
 void KeepObjectStorageArchives(const std::vector<StoreEntry>& all,
@@ -270,6 +287,7 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
       doomed_uuids.insert(all[i].backup->header().uuid);
     }
   }
+  const std::vector<std::string> removal_order = ChildrenFirst(all, plan);
   std::vector<std::string> moved;
   Status s = SetAside(doomed, *moves, &moved);
   if (s.ok()) s = ProveStore(store, all, kept, doomed_uuids, o, *moves);
@@ -277,8 +295,7 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
     for (const std::string& path : moved) moves->PutBack(path);
     return s;
   }
-  // Newest first: a removal that fails leaves older backups only, each with its bases.
-  for (auto it = doomed.rbegin(); it != doomed.rend(); ++it) RETURN_IF_ERROR(moves->Remove(*it));
+  for (const std::string& path : removal_order) RETURN_IF_ERROR(moves->Remove(path));
   return plan;
 }
 

@@ -146,7 +146,8 @@ StatusOr<std::shared_ptr<const ResolvedBackup>> OpenBase(const BackupOptions& o)
 // where it was opened, with its uuid (a prune may have removed it meanwhile; one that flattened
 // it in place kept its uuid and every content the new backup names), and no prune is removing
 // it. kNoBaseBackup otherwise: the backup is not kept. (A prune marks what it removes, then
-// looks for writers and new backups on it: it sees this one, or this check sees the mark.)
+// looks for writers and new backups on it in its store: it sees this one, if written at the
+// top level of the base's store, or this check sees the mark.)
 Status CheckBaseStillThere(const Storage& storage, const ResolvedBackup& base) {
   const std::string& path = base.top().path();
   // The mark first: a prune takes it away only once the base is gone, so a base read after no

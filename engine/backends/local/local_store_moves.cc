@@ -89,6 +89,8 @@ class LocalStoreMoves final : public StoreMoves {
                        "to " + OldName(n) + ", else remove it");
       }
     }
+    // Durable first: a mark must not outlive, after a power loss, the removal it guarded.
+    if (Status s = SyncDir(store_); !s.ok()) return left;
     for (const std::string& n : *names) {
       if (n.front() == '.' && n.ends_with(kRemovingSuffix)) ::unlink((store_ + "/" + n).c_str());
     }
@@ -172,11 +174,14 @@ class LocalStoreMoves final : public StoreMoves {
   static std::string OldName(const std::string& old) {
     return old.substr(1, old.size() - 1 - std::string_view(kOldDeletingSuffix).size());
   }
-  // True if `.NAME.stitch-deleting` has a mark beside it: taken out after the proof (the first
-  // version that marked took it out under that name).
+  // True if `.NAME.stitch-deleting` has a mark beside it and no NAME: taken out after the proof
+  // (the first version that marked took it out under that name). A mark with NAME there is the
+  // mark of a new backup of that name.
   bool MarkedAfterProof(const std::string& old) const {
+    const std::string name = store_ + "/" + OldName(old);
     struct stat st;
-    return ::lstat(RemovingMarker(store_ + "/" + OldName(old)).c_str(), &st) == 0;
+    return ::lstat(RemovingMarker(name).c_str(), &st) == 0 && ::lstat(name.c_str(), &st) != 0 &&
+           errno == ENOENT;
   }
 
   const std::string store_;

@@ -218,8 +218,9 @@ class S3StoreMoves final : public StoreMoves {
     Unlock(a);
     if (marker && !manifest) {
       left->push_back("left " + path + " as it is: a prune of an older version set it aside " +
-                      "and stopped before proving it unneeded; if a backup needs it, copy its " +
-                      kS3DeletingMarker + " (its manifest) to .backup, else remove the prefix");
+                      "and stopped, maybe before proving it unneeded, maybe while deleting it; " +
+                      "if a backup needs it and its data is whole, copy its " + kS3DeletingMarker +
+                      " (its manifest) to .backup, else remove the prefix");
     }
     return Status::OK();
   }

@@ -150,6 +150,30 @@ TEST_F(MemPruneTest, APruneKilledBeforeItsProofTakesNothingOut) {
   EXPECT_EQ(CheckStore({"b3", "b4"}), "");
 }
 
+// A backup stamped before its base (a clock, a time zone, --timestamp): removals go children
+// first by chain, not by time, so one that stops part way never lists a backup without its base.
+TEST_F(MemPruneTest, RemovalsGoChildrenFirstWhateverTheirTimestamps) {
+  SetSource({{"log", RandomBytes(20000, 3)}});
+  Written("b0", "", 5);
+  SetSource({{"log", src_["log"] + "more"}});
+  Written("b1", "b0", 1);  // On b0, stamped four days before it.
+  Written("b2", "", 6);
+  Written("b3", "", 7);
+  auto plan = std::make_shared<FaultPlan>();
+  plan->Add({Call::kRemove, 2, FaultAction::kFail});  // The second removal fails.
+  auto pruned = Prune(std::make_shared<FaultStorage>(mem_->NewProcess(), plan), 2);
+  EXPECT_FALSE(pruned.ok());
+  std::set<std::string> left;
+  for (const std::string& n : mem_->List(kStore)) {
+    if (n.front() != '.') left.insert(n);
+  }
+  EXPECT_EQ(left, (std::set<std::string>{"b0", "b2", "b3"}));
+  EXPECT_EQ(CheckStore(left), "");
+  auto again = Prune(mem_->NewProcess(), 2);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(mem_->List(kStore), (std::vector<std::string>{"b2", "b3"}));
+}
+
 TEST_F(MemPruneTest, ALaggingListingMakesPruneKeepMoreNeverBreakOne) {
   mem_->SetListingLag(3);  // The store will list as it was before b3 was finished.
   WriteChain();
