@@ -75,13 +75,13 @@ bool NeedsFlatten(const std::vector<std::optional<size_t>>& levels,
   return false;
 }
 
-// Marks the backups to remove (StoreMoves::SetAside: they still open, but no writer builds on
-// them from now on), newest first, and makes the marks durable. `moved` lists what was marked.
-Status SetAside(const std::vector<std::string>& oldest_first, StoreMoves& moves,
+// Marks the backups at `paths` for removal (StoreMoves::SetAside: they still open, but no writer
+// builds on them from now on), and makes the marks durable. `moved` lists what was marked.
+Status SetAside(const std::vector<std::string>& paths, StoreMoves& moves,
                 std::vector<std::string>* moved) {
-  for (auto it = oldest_first.rbegin(); it != oldest_first.rend(); ++it) {
-    RETURN_IF_ERROR(moves.SetAside(*it));
-    moved->push_back(*it);
+  for (const std::string& path : paths) {
+    RETURN_IF_ERROR(moves.SetAside(path));
+    moved->push_back(path);
   }
   return moves.Sync();
 }
@@ -268,7 +268,6 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   RETURN_IF_ERROR(KeepArchiveChains(all, o, &kept));
   ASSIGN_OR_RETURN(std::vector<PruneAction> plan, Plan(all, kept, o, *moves));
   if (p.dry_run) return plan;
-  std::vector<std::string> doomed;
   std::set<std::string> doomed_uuids;
   uint64_t to_flatten = 0, flattened = 0;
   for (size_t i = 0; i < plan.size(); ++i) {
@@ -283,11 +282,10 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
       ASSIGN_OR_RETURN(auto chain, OpenResolved(all[i].path, o));
       ASSIGN_OR_RETURN(plan[i].written, FlattenInPlace(*chain, all[i].path, *moves, on_copy));
     } else if (plan[i].kind == PruneAction::kRemove) {
-      doomed.push_back(all[i].path);
       doomed_uuids.insert(all[i].backup->header().uuid);
     }
   }
-  const std::vector<std::string> removal_order = ChildrenFirst(all, plan);
+  const std::vector<std::string> doomed = ChildrenFirst(all, plan);
   std::vector<std::string> moved;
   Status s = SetAside(doomed, *moves, &moved);
   if (s.ok()) s = ProveStore(store, all, kept, doomed_uuids, o, *moves);
@@ -295,7 +293,7 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
     for (const std::string& path : moved) moves->PutBack(path);
     return s;
   }
-  for (const std::string& path : removal_order) RETURN_IF_ERROR(moves->Remove(path));
+  for (const std::string& path : doomed) RETURN_IF_ERROR(moves->Remove(path));
   return plan;
 }
 

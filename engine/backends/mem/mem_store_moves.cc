@@ -13,7 +13,7 @@ namespace stitchfs::engine {
 namespace {
 
 constexpr const char* kMemFlatten = ".stitch-flatten";
-constexpr const char* kMemDeleting = ".stitch-removed";   // Taken out after the proof.
+constexpr const char* kMemRemoved = ".stitch-removed";    // Taken out after the proof.
 constexpr const char* kMemRemoving = ".stitch-removing";  // RemovingMarker.
 
 // A work folder of prune beside `path`: ".<name><suffix>", never listed as a backup.
@@ -76,7 +76,7 @@ class MemStoreMoves final : public StoreMoves {
     std::vector<std::string> gone;
     for (const auto& [n, child] : p_.disk->tree.node(ino).children) {
       if (n.front() == '.' &&
-          (n.ends_with(kMemDeleting) || n.ends_with(kMemFlatten) || n.ends_with(kMemRemoving))) {
+          (n.ends_with(kMemRemoved) || n.ends_with(kMemFlatten) || n.ends_with(kMemRemoving))) {
         gone.push_back(n);  // (A mark: its backup, if still there, was never taken out.)
       }
     }
@@ -127,7 +127,7 @@ class MemStoreMoves final : public StoreMoves {
   Status Remove(const std::string& path) override {
     std::lock_guard<std::mutex> lock(p_.disk->mu);
     RETURN_IF_ERROR(p_.disk->Check(p_.session));
-    const std::string gone = MemWorkPath(path, kMemDeleting);
+    const std::string gone = MemWorkPath(path, kMemRemoved);
     RETURN_IF_ERROR(p_.disk->tree.Rename(path, gone));
     p_.disk->tree.Sync(p_.disk->tree.Find(store_));
     p_.disk->tree.RemoveAll(gone);

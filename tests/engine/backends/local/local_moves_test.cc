@@ -15,26 +15,34 @@ namespace {
 namespace fs = std::filesystem;
 using testutil::TempDir;
 
+// The moves of the store at `store`, with the store's prune lock held.
+void LockedMoves(const Storage& storage, const std::string& store,
+                 std::unique_ptr<StoreMoves>* out) {
+  auto moves = storage.MovesFor(store);
+  ASSERT_TRUE(moves.ok()) << moves.status().ToString();
+  ASSERT_TRUE((*moves)->Lock().ok());
+  *out = std::move(*moves);
+}
+
 TEST(LocalMovesTest, AMarkIsSeenThroughASymlinkAndOnAnArchive) {
   TempDir dir;
   fs::create_directories(dir / "store/b0");
   testutil::WriteFile(dir / "store/a.zip", "not read");
   const auto storage = RoutingStorage::Create();
-  auto moves = storage->MovesFor(dir / "store");
-  ASSERT_TRUE(moves.ok()) << moves.status().ToString();
-  ASSERT_TRUE((*moves)->Lock().ok());
+  std::unique_ptr<StoreMoves> moves;
+  ASSERT_NO_FATAL_FAILURE(LockedMoves(*storage, dir / "store", &moves));
   ASSERT_EQ(::symlink((dir / "store/b0").c_str(), (dir / "latest").c_str()), 0);
   EXPECT_FALSE(*storage->BeingRemoved(dir / "latest"));
-  ASSERT_TRUE((*moves)->SetAside(dir / "store/b0").ok());
-  ASSERT_TRUE((*moves)->SetAside(dir / "store/a.zip").ok());
-  ASSERT_TRUE((*moves)->Sync().ok());
+  ASSERT_TRUE(moves->SetAside(dir / "store/b0").ok());
+  ASSERT_TRUE(moves->SetAside(dir / "store/a.zip").ok());
+  ASSERT_TRUE(moves->Sync().ok());
   EXPECT_TRUE(*storage->BeingRemoved(dir / "store/b0"));
   EXPECT_TRUE(*storage->BeingRemoved(dir / "latest")) << "named through a symlink";
   EXPECT_TRUE(*storage->BeingRemoved(dir / "store/a.zip")) << "an archive";
   EXPECT_TRUE(fs::exists(dir / "store/b0")) << "marked, still there";
-  (*moves)->PutBack(dir / "store/b0");
+  moves->PutBack(dir / "store/b0");
   EXPECT_FALSE(*storage->BeingRemoved(dir / "latest"));
-  ASSERT_TRUE((*moves)->Remove(dir / "store/a.zip").ok());
+  ASSERT_TRUE(moves->Remove(dir / "store/a.zip").ok());
   EXPECT_FALSE(fs::exists(dir / "store/a.zip"));
   EXPECT_FALSE(*storage->BeingRemoved(dir / "store/a.zip"));
   EXPECT_FALSE(*storage->BeingRemoved(dir / "nothing/here"));
@@ -57,10 +65,9 @@ TEST(LocalMovesTest, LeftoversOfAnInterruptedPrune) {
   fs::create_directories(dir / "store/b6");
   testutil::WriteFile(dir / "store/.b6.stitch-removing", "");
   const auto storage = RoutingStorage::Create();
-  auto moves = storage->MovesFor(dir / "store");
-  ASSERT_TRUE(moves.ok()) << moves.status().ToString();
-  ASSERT_TRUE((*moves)->Lock().ok());
-  const std::vector<std::string> said = (*moves)->RemoveLeftovers();
+  std::unique_ptr<StoreMoves> moves;
+  ASSERT_NO_FATAL_FAILURE(LockedMoves(*storage, dir / "store", &moves));
+  const std::vector<std::string> said = moves->RemoveLeftovers();
   EXPECT_EQ(testutil::ReadFile(dir / "store/.b1.stitch-deleting/.backup"), "b1") << "left";
   EXPECT_FALSE(fs::exists(dir / "store/b1"));
   ASSERT_EQ(said.size(), 2u);
