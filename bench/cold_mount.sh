@@ -15,6 +15,9 @@
 #                      (`stitchfs --version`), the backup's files cold: a backup's first mount
 #                      on a machine that has run stitchfs before;
 #  - mount_warm:       the same with everything in the page cache: the mount's own work.
+# Then the two largest parts of that work, each best of 30 in one process (bench/mount_work):
+#  - open_cached:      opening the backup from the manifest cache, every check included;
+#  - inode_table:      building the mount's inode table from the opened manifest.
 # The floor of a mount that reads and checks the whole manifest is version_cold +
 # cache_read_cold (program start and the bytes, with no work); `floor_ratio` = that floor /
 # mount_cold (1 = nothing left to take out but the reading itself). Figures are medians of the
@@ -89,7 +92,14 @@ for k in true_cold version_cold cache_read_cold mount_cold mount_cache_warm moun
 done
 floor=$(awk -v a="$m_version_cold" -v b="$m_cache_read_cold" 'BEGIN{print a + b}')
 json+=",\"floor\":$floor,\"floor_ratio\":$(ratio "$floor" "$m_mount_cold")"
-json+=",\"cache_cost\":$(awk -v a="$m_mount_cold" -v b="$m_mount_cache_warm" 'BEGIN{print a - b}')}"
+json+=",\"cache_cost\":$(awk -v a="$m_mount_cold" -v b="$m_mount_cache_warm" 'BEGIN{print a - b}')"
+work_line=$("$BUILD/bench/mount_work" "$top" 30)
+for k in open_cached inode_table; do
+  best=$(grep -o "\"${k}_best\":[0-9.]*" <<<"$work_line" | cut -d: -f2)
+  json+=",\"$k\":$best"
+  table+=$(printf '\n%-20s %9.4f (best of 30, warm)' "$k" "$best")
+done
+json+="}"
 table+=$(printf '\nfloor (version + cache read) %.4f = %s of the cold mount; cache files %s bytes' \
   "$floor" "$(ratio "$floor" "$m_mount_cold")" "$cache_bytes")
 echo "$table" >&2

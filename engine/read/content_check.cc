@@ -59,4 +59,17 @@ Status ContentCheck::Finish() const {
                                std::to_string(from) + ", " + std::to_string(to) + ") of the file");
 }
 
+Status CheckFile(const ResolvedBackup& chain, size_t entry, const RandomAccessFile& file,
+                 std::span<char> buf, const std::function<void(uint64_t)>& piece) {
+  ContentCheck check(chain, entry);
+  for (uint64_t off = 0; off < file.size();) {
+    ASSIGN_OR_RETURN(size_t n, file.ReadAt(off, buf));
+    if (n == 0) break;  // Finish says how short it is.
+    check.Update(std::string_view(buf.data(), n));
+    off += n;
+    if (piece) piece(n);
+  }
+  return check.Finish();
+}
+
 }  // namespace stitchfs::engine

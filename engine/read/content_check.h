@@ -5,7 +5,9 @@
 // checked against the prefix checksum the manifest records, the rest is this backup's own.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -41,5 +43,11 @@ class ContentCheck {
   Hasher hasher_;
   Checksum at_base_;  // The digest at base_size_, once reached.
 };
+
+// Reads all of `file` through `buf` and checks it as entry `entry` of the top backup of `chain`
+// (ContentCheck): OK, kBackupDamaged (the wrong length or bytes), or the read's error.
+// `piece`, if set, hears of each piece's length as it is read.
+Status CheckFile(const ResolvedBackup& chain, size_t entry, const RandomAccessFile& file,
+                 std::span<char> buf, const std::function<void(uint64_t)>& piece = {});
 
 }  // namespace stitchfs::engine

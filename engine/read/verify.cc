@@ -15,16 +15,10 @@ constexpr size_t kBuffer = 1 << 20;
 Status CheckEntry(const ResolvedBackup& chain, size_t i, char* buf, uint64_t* bytes,
                   const std::function<void()>& progress) {
   ASSIGN_OR_RETURN(auto file, chain.OpenEntry(i));
-  ContentCheck check(chain, i);
-  for (uint64_t off = 0; off < file->size();) {
-    ASSIGN_OR_RETURN(size_t n, file->ReadAt(off, std::span<char>(buf, kBuffer)));
-    if (n == 0) break;  // Finish says how short it is.
-    check.Update(std::string_view(buf, n));
-    off += n;
+  return CheckFile(chain, i, *file, std::span<char>(buf, kBuffer), [&](uint64_t n) {
     *bytes += n;
     progress();
-  }
-  return check.Finish();
+  });
 }
 
 }  // namespace

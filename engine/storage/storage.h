@@ -91,6 +91,11 @@ class BackupWriter {
   // Every data file durable, then `manifest` written as `.backup` atomically, then the lock
   // released. The backup is complete once this returns OK.
   virtual Status Finish(std::string_view manifest) = 0;
+  // Data file `name` (made by CreateDataFile or Publish, and closed) as the storage holds it
+  // now, to read back what was written before anything relies on it; `size` is its length as
+  // written. kBackupDamaged if it is missing or another length, kIOError.
+  virtual StatusOr<std::shared_ptr<const RandomAccessFile>> ReadBack(const std::string& name,
+                                                                     uint64_t size) = 0;
 };
 
 // Thread-safe.

@@ -71,6 +71,10 @@ class CopyReplacement final : public StoreReplacement {
   StatusOr<std::unique_ptr<WritableFile>> CreateDataFile(const std::string& name) override {
     return copy_->CreateDataFile(name);
   }
+  StatusOr<std::shared_ptr<const RandomAccessFile>> ReadBack(const std::string& name,
+                                                             uint64_t size) override {
+    return copy_->ReadBack(name, size);
+  }
   Status Finish(std::string_view manifest) override {
     ASSIGN_OR_RETURN(bytes_, finish_(*copy_, manifest));
     return Status::OK();

@@ -12,18 +12,40 @@
 #include "engine/format/data_file_name.h"
 #include "engine/format/flat_manifest.h"
 #include "engine/format/manifest_writer.h"
+#include "engine/read/content_check.h"
 #include "engine/read/restore.h"
 #include "engine/read/restore_meta.h"
 
 namespace stitchfs::engine {
 namespace {
 
-// Writes the whole content of entry `idx` as the new data file `name`.
+// Data file `name`, just written with entry `idx`'s bytes, read back from the storage and
+// checked against the manifest before anything relies on it. On a mismatch the entry is read
+// once more from the backup to tell whose fault it is: the backup's bytes, or the copy's.
+Status CheckCopy(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
+                 const std::string& name, char* buf) {
+  const std::span<char> span(buf, kCopyBuffer);
+  const FileEntry e = chain.top().manifest().entry(idx);
+  ASSIGN_OR_RETURN(auto back, writer.ReadBack(name, e.size));
+  const Status copied = CheckFile(chain, idx, *back, span);
+  if (copied.ok() || copied.code() != ErrorCode::kBackupDamaged) return copied;
+  ASSIGN_OR_RETURN(auto source, chain.OpenEntry(idx));
+  RETURN_IF_ERROR(CheckFile(chain, idx, *source, span));
+  return Status::BackupDamaged(chain.top().Prefix() + "the copy of file \"" + std::string(e.name) +
+                               "\" written as data file " + name +
+                               " reads back wrong, though the backup's bytes read right now (they "
+                               "went wrong on the way: read, copied or stored); nothing relies on "
+                               "the copy: " +
+                               copied.message());
+}
+
+// Writes the whole content of entry `idx` as the new data file `name`, and checks it.
 Status WriteDataFile(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
                      const std::string& name, char* buf, const CopyProgress& progress) {
   ASSIGN_OR_RETURN(auto out, writer.CreateDataFile(name));
   RETURN_IF_ERROR(CopyEntry(chain, idx, *out, buf, name, progress));
-  return out->Close();
+  RETURN_IF_ERROR(out->Close());
+  return CheckCopy(chain, idx, writer, name, buf);
 }
 
 }  // namespace

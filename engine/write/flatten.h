@@ -17,8 +17,12 @@ struct FlattenResult {
 
 // Writes the top backup of `chain` into the new folder `dest` as a full backup (no base):
 // same entries, checksums, algorithm, metadata, folders, symlinks and timestamp; a new uuid;
-// identical contents stored once. Same durability and failure rules as `stitch backup`.
-// Errors: kBackupAlreadyExists, those of reading the chain, kIOError for `dest`.
+// identical contents stored once. Same durability and failure rules as `stitch backup`. Each
+// data file is read back from the storage once written and checked against the manifest's
+// checksums, so a copy is complete only if every byte of it is right.
+// Errors: kBackupAlreadyExists, those of reading the chain, kIOError for `dest`, kBackupDamaged
+// for bytes that do not check (the backup's own, or the copy's as read back: the message says
+// which).
 // With `keep_uuid` the copy keeps the backup's uuid, so it can replace the original under
 // backups that name it as their base.
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,

@@ -246,6 +246,16 @@ check "freed - written is what the store shrank by ($((freed - written)), du $((
   test $((before - after)) = $((freed - written))
 check "every kept day restores byte-exact" kept_ok "$work/p1" day08 day09 day10
 check "the oldest kept day is now full" grep -q "chain (1 backup)" <<<"$("$STITCH" info "$work/p1/day08")"
+# A base whose bytes went bad is never copied as if whole: flatten and prune read each copy back,
+# fail with BACKUP_DAMAGED naming the backup that holds the bad bytes, and prune removes nothing.
+make_days "$work/p8"
+printf '\0\0\0\0\0\0\0\0' | dd of="$work/p8/day01/base.bin" bs=1 seek=1000000 conv=notrunc status=none
+expect_exit 20 "or $work/p8/day01, bytes [0, " -- \
+  "$STITCH" flatten "$work/p8/day09" "$work/p8-flat"
+check "a flatten of damaged bytes leaves no backup" test ! -e "$work/p8-flat/.backup"
+expect_exit 20 "or $work/p8/day01, bytes [0, " -- "$STITCH" prune "$work/p8" --keep-last 3
+check "a prune that met damaged bytes removed nothing" test "$(ls "$work/p8" | wc -l)" = 10
+rm -rf "$work/p8"*
 make_days "$work/p2"
 "$STITCH" prune "$work/p2" --keep-daily 2 --keep-monthly 1 >/dev/null
 check "keep-daily/monthly keep the newest days" test "$(ls "$work/p2" | tr '\n' ' ')" = "day09 day10 "

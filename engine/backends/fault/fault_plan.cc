@@ -42,6 +42,8 @@ const char* CallName(Call call) {
       return "Close";
     case Call::kFinish:
       return "Finish";
+    case Call::kReadBack:
+      return "ReadBack";
     case Call::kLock:
       return "Lock";
     case Call::kWriters:
@@ -127,7 +129,7 @@ void FaultPlan::Crash(std::unique_lock<std::mutex>& lock) {
   if (first && on_crash_) on_crash_();
 }
 
-Status FaultPlan::Enter(Call kind, bool* crash_after) {
+Status FaultPlan::Enter(Call kind, bool* crash_after, bool* corrupt) {
   std::unique_lock<std::mutex> lock(mu_);
   if (crashed_) return Crashed();
   const uint64_t of_kind = ++counts_[static_cast<size_t>(kind)];
@@ -155,6 +157,9 @@ Status FaultPlan::Enter(Call kind, bool* crash_after) {
         return Crashed();
       case FaultAction::kCrashAfter:
         *crash_after = true;
+        break;
+      case FaultAction::kCorrupt:
+        if (corrupt != nullptr) *corrupt = true;
         break;
     }
   }

@@ -38,6 +38,7 @@ enum class Call {
   kAppend,
   kClose,
   kFinish,
+  kReadBack,
   // StoreMoves.
   kLock,
   kWriters,
@@ -66,6 +67,9 @@ enum class FaultAction {
   kCrash,       // The process dies before the call does anything: the call and every later
                 // one fail (kIOError, ECANCELED) and the plan's crash action runs.
   kCrashAfter,  // The call is done, then the process dies before hearing of it.
+  kCorrupt,     // The call goes on, its bytes silently wrong (a disk's, a network's or a
+                // copy's fault): an Append writes, a Read returns, its bytes with the first one
+                // flipped. Other calls go on unchanged.
 };
 
 struct Fault {
@@ -98,8 +102,9 @@ class FaultPlan {
   void Release();
 
   // For the decorators: counts a call of `kind` and applies the faults it meets. OK to go on
-  // (`*crash_after` set if the process dies once the call is done), else the call's result.
-  Status Enter(Call kind, bool* crash_after);
+  // (`*crash_after` set if the process dies once the call is done; `*corrupt`, where given,
+  // if the call's bytes are to be made wrong), else the call's result.
+  Status Enter(Call kind, bool* crash_after, bool* corrupt = nullptr);
   // A kCrashAfter fault's crash, once its call was done; returns what the call returns then.
   Status CrashNow();
 
@@ -130,6 +135,17 @@ auto Guarded(FaultPlan& plan, Call kind, F&& call) -> decltype(call()) {
   bool crash_after = false;
   RETURN_IF_ERROR(plan.Enter(kind, &crash_after));
   auto result = call();
+  if (crash_after) return plan.CrashNow();
+  return result;
+}
+
+// Guarded for a call that moves bytes: `call(corrupt)` is told whether to make them wrong.
+template <typename F>
+auto GuardedBytes(FaultPlan& plan, Call kind, F&& call) -> decltype(call(false)) {
+  bool crash_after = false;
+  bool corrupt = false;
+  RETURN_IF_ERROR(plan.Enter(kind, &crash_after, &corrupt));
+  auto result = call(corrupt);
   if (crash_after) return plan.CrashNow();
   return result;
 }

@@ -5,21 +5,31 @@
 namespace stitchfs::engine {
 namespace {
 
-// A manifest's bytes, each read a call.
+// `inner`'s bytes read under `plan` as a call of `kind` each (kCorrupt flips the first byte).
+Status ReadUnder(FaultPlan& plan, const RandomAccessFile& inner, uint64_t offset,
+                 std::span<char> dst) {
+  return GuardedBytes(plan, Call::kRead, [&](bool corrupt) {
+    Status s = inner.ReadAt(offset, dst).status();
+    if (s.ok() && corrupt && !dst.empty()) dst[0] = static_cast<char>(dst[0] ^ 0x01);
+    return s;
+  });
+}
+
+// A manifest's bytes, or a written file's read back, each read a call.
 class FaultReader final : public RandomAccessFile {
  public:
-  FaultReader(std::shared_ptr<FaultPlan> plan, std::unique_ptr<RandomAccessFile> inner)
+  FaultReader(std::shared_ptr<FaultPlan> plan, std::shared_ptr<const RandomAccessFile> inner)
       : plan_(std::move(plan)), inner_(std::move(inner)) {}
   uint64_t size() const override { return inner_->size(); }
 
  protected:
   Status ReadExact(uint64_t offset, std::span<char> dst) const override {
-    return Guarded(*plan_, Call::kRead, [&] { return inner_->ReadAt(offset, dst).status(); });
+    return ReadUnder(*plan_, *inner_, offset, dst);
   }
 
  private:
   const std::shared_ptr<FaultPlan> plan_;
-  const std::unique_ptr<RandomAccessFile> inner_;
+  const std::shared_ptr<const RandomAccessFile> inner_;
 };
 
 // A data file, each read a call.
@@ -36,7 +46,7 @@ class FaultDataFile final : public BackupDataFile {
 
  protected:
   Status ReadExact(uint64_t offset, std::span<char> dst) const override {
-    return Guarded(*plan_, Call::kRead, [&] { return inner_->ReadAt(offset, dst).status(); });
+    return ReadUnder(*plan_, *inner_, offset, dst);
   }
 
  private:
@@ -45,6 +55,11 @@ class FaultDataFile final : public BackupDataFile {
 };
 
 }  // namespace
+
+std::shared_ptr<const RandomAccessFile> FaultyReader(
+    std::shared_ptr<FaultPlan> plan, std::shared_ptr<const RandomAccessFile> inner) {
+  return std::make_shared<const FaultReader>(std::move(plan), std::move(inner));
+}
 
 StatusOr<std::shared_ptr<const BackupFolder>> FaultStorage::OpenFolder(
     const std::string& location) const {

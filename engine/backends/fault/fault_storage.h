@@ -64,5 +64,7 @@ std::unique_ptr<BackupWriter> FaultyWriter(std::shared_ptr<FaultPlan> plan,
                                            std::unique_ptr<BackupWriter> inner);
 std::unique_ptr<StoreMoves> FaultyMoves(std::shared_ptr<FaultPlan> plan,
                                         std::unique_ptr<StoreMoves> inner);
+std::shared_ptr<const RandomAccessFile> FaultyReader(std::shared_ptr<FaultPlan> plan,
+                                                     std::shared_ptr<const RandomAccessFile> inner);
 
 }  // namespace stitchfs::engine

@@ -9,7 +9,12 @@ class FaultWritable final : public WritableFile {
   FaultWritable(std::shared_ptr<FaultPlan> plan, std::unique_ptr<WritableFile> inner)
       : plan_(std::move(plan)), inner_(std::move(inner)) {}
   Status Append(std::string_view data) override {
-    return Guarded(*plan_, Call::kAppend, [&] { return inner_->Append(data); });
+    return GuardedBytes(*plan_, Call::kAppend, [&](bool corrupt) {
+      if (!corrupt || data.empty()) return inner_->Append(data);
+      std::string wrong(data);
+      wrong[0] = static_cast<char>(wrong[0] ^ 0x01);
+      return inner_->Append(wrong);
+    });
   }
   Status Close() override {
     return Guarded(*plan_, Call::kClose, [&] { return inner_->Close(); });
@@ -41,6 +46,14 @@ class FaultWriter final : public BackupWriter {
   }
   Status Finish(std::string_view manifest) override {
     return Guarded(*plan_, Call::kFinish, [&] { return inner_->Finish(manifest); });
+  }
+  StatusOr<std::shared_ptr<const RandomAccessFile>> ReadBack(const std::string& name,
+                                                             uint64_t size) override {
+    return Guarded(*plan_, Call::kReadBack,
+                   [&]() -> StatusOr<std::shared_ptr<const RandomAccessFile>> {
+                     ASSIGN_OR_RETURN(auto file, inner_->ReadBack(name, size));
+                     return FaultyReader(plan_, std::move(file));
+                   });
   }
 
  private:

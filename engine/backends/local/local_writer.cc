@@ -8,6 +8,7 @@
 #include "engine/backends/local/backup_lock.h"
 #include "engine/backends/local/local_storage.h"
 #include "engine/base/atomic_file.h"
+#include "engine/base/fd_file.h"
 #include "engine/base/interrupt.h"
 #include "engine/base/posix_file.h"
 #include "engine/storage/writable_fd.h"
@@ -53,6 +54,21 @@ class LocalWriter final : public BackupWriter {
                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
     if (!fd) return Status::IOError("create data file " + name, errno);
     return WritableFd(std::move(fd), name);
+  }
+
+  StatusOr<std::shared_ptr<const RandomAccessFile>> ReadBack(const std::string& name,
+                                                             uint64_t size) override {
+    const std::string display = lock_->path() + "/" + name;
+    ASSIGN_OR_RETURN(UniqueFd fd, OpenBeneath(lock_->dir_fd(), name));
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return Status::IOError("stat " + display, errno);
+    if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != size) {
+      return Status::BackupDamaged("data file " + display + " reads back as " +
+                                   std::to_string(st.st_size) + " bytes, not the " +
+                                   std::to_string(size) + " written");
+    }
+    return std::shared_ptr<const RandomAccessFile>(
+        std::make_shared<const FdFile>(std::move(fd), size, display));
   }
 
   Status Finish(std::string_view manifest) override {

@@ -89,6 +89,18 @@ class MemWriter final : public BackupWriter {
     return Create(JoinMemPath(dest_, name), /*exclusive=*/true);
   }
   Status Finish(std::string_view manifest) override;
+  StatusOr<std::shared_ptr<const RandomAccessFile>> ReadBack(const std::string& name,
+                                                             uint64_t size) override {
+    {
+      std::lock_guard<std::mutex> lock(p_.disk->mu);
+      RETURN_IF_ERROR(Owned());
+    }
+    const MemStorage storage(p_);
+    ASSIGN_OR_RETURN(auto folder, storage.OpenFolder(dest_));
+    ASSIGN_OR_RETURN(auto file, storage.OpenDataFile(folder, name, size));
+    RETURN_IF_ERROR(file->CheckDeclaredSize(size));
+    return std::shared_ptr<const RandomAccessFile>(std::move(file));
+  }
 
  private:
   std::string Staging() const { return JoinMemPath(dest_, kMemStaging); }

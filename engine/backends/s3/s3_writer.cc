@@ -251,6 +251,15 @@ class S3Writer final : public BackupWriter {
         new S3Writable(bucket_, address_.ObjectKey(name), &ledger_));
   }
 
+  // Its bytes fetched again (never from a cache); a length other than `size` fails the reads.
+  StatusOr<std::shared_ptr<const RandomAccessFile>> ReadBack(const std::string& name,
+                                                             uint64_t size) override {
+    RETURN_IF_ERROR(CheckRelativePath(name).WithPrefix("data file name: "));
+    return std::shared_ptr<const RandomAccessFile>(
+        OpenS3DataFile(bucket_, address_.ObjectKey(name),
+                       address_.Location() + "/" + EscapeForMessage(name), size, nullptr));
+  }
+
   Status Finish(std::string_view manifest) override {
     {
       std::lock_guard<std::mutex> lock(ledger_.mu);

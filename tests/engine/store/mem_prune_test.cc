@@ -204,6 +204,56 @@ TEST_F(MemPruneTest, FlattenWritesAWholeCopy) {
             ErrorCode::kBackupAlreadyExists);
 }
 
+// Bytes that go wrong on the way into the copy (a disk's, a network's or a copy's fault) are
+// caught by reading the copy back: the flatten fails saying so, and leaves no backup.
+TEST_F(MemPruneTest, FlattenReadsItsCopyBack) {
+  WriteChain();
+  ChainOptions o;
+  o.storage = mem_;
+  auto chain = OpenResolved(At("b3"), o);
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  auto plan = std::make_shared<FaultPlan>();
+  plan->Add({Call::kAppend, 2, FaultAction::kCorrupt});
+  FaultStorage faulty(mem_->NewProcess(), plan);
+  auto flat = FlattenBackup(**chain, At("flat"), false, faulty);
+  EXPECT_EQ(flat.status().code(), ErrorCode::kBackupDamaged) << flat.status().ToString();
+  EXPECT_NE(flat.status().message().find("reads back wrong"), std::string::npos)
+      << flat.status().ToString();
+  EXPECT_GE(plan->count(Call::kReadBack), 1u);
+  EXPECT_FALSE(mem_->Get(At("flat/.backup")));
+  EXPECT_EQ(CheckStore({"b0", "b1", "b2", "b3"}), "");
+}
+
+// A prune whose flatten in place reads its copy back wrong takes nothing out: every backup
+// still opens and reads byte-exact, and the next prune does the work.
+TEST_F(MemPruneTest, APruneWhoseCopyReadsBackWrongTakesNothingOut) {
+  WriteChain();
+  auto plan = std::make_shared<FaultPlan>();
+  plan->Add({Call::kAppend, 1, FaultAction::kCorrupt});
+  auto pruned = Prune(std::make_shared<FaultStorage>(mem_->NewProcess(), plan), 2);
+  EXPECT_EQ(pruned.status().code(), ErrorCode::kBackupDamaged) << pruned.status().ToString();
+  EXPECT_EQ(CheckStore({"b0", "b1", "b2", "b3"}), "");
+  auto again = Prune(mem_->NewProcess(), 2);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(CheckStore({"b2", "b3"}), "");
+}
+
+// A backup whose own bytes went bad (bit rot in a base) is never copied as if whole: the
+// prune that would flatten it fails naming the backup that holds the bad bytes, and removes
+// nothing (another copy of the data may still be needed to mend it).
+TEST_F(MemPruneTest, APruneFlatteningDamagedBytesFailsAndRemovesNothing) {
+  WriteChain();
+  std::string fixed = *mem_->Get(At("b0/fixed"));
+  fixed[fixed.size() / 2] ^= 0x40;
+  ASSERT_TRUE(mem_->Put(At("b0/fixed"), fixed).ok());
+  auto pruned = Prune(mem_->NewProcess(), 2);
+  EXPECT_EQ(pruned.status().code(), ErrorCode::kBackupDamaged) << pruned.status().ToString();
+  EXPECT_NE(pruned.status().message().find("the bad bytes are in backup " + At("b0")),
+            std::string::npos)
+      << pruned.status().ToString();
+  EXPECT_EQ(mem_->List(kStore), (std::vector<std::string>{"b0", "b1", "b2", "b3"}));
+}
+
 TEST_F(MemPruneTest, TwoWritersOfOneBackupOneWins) {
   SetSource({{"a", RandomBytes(30000, 9)}, {"b", "bee"}});
   std::atomic<int> won{0}, refused{0};

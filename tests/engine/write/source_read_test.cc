@@ -146,6 +146,10 @@ TEST_F(SourceReadTest, AFailureToWriteTheDestinationIsTheDestinationsFault) {
       return Status::IOError("create", ENOSPC);
     }
     Status Finish(std::string_view) override { return Status::OK(); }
+    StatusOr<std::shared_ptr<const RandomAccessFile>> ReadBack(const std::string&,
+                                                               uint64_t) override {
+      return Status::IOError("read back", EIO);
+    }
   } full;
   o_.writer = &full;
   FileResult r = ReadSourceFile(o_, Walk("data"), 0);
