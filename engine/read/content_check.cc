@@ -41,6 +41,18 @@ std::string ContentCheck::Holders(uint64_t from, uint64_t to) const {
   return (levels.size() > 1 ? "one of the backups " : "backup ") + out;
 }
 
+Status ContentCheck::FinishCopy() const {
+  if (hasher_.bytes() != size_) {
+    return Status::BackupDamaged("it reads " + std::to_string(hasher_.bytes()) +
+                                 " bytes, expected " + std::to_string(size_));
+  }
+  const Checksum want = chain_.top().manifest().entry(entry_).checksum;
+  const Checksum got = hasher_.Digest();
+  if (got == want) return Status::OK();
+  return Status::BackupDamaged("checksum mismatch (computed " + got.ToHex() +
+                               ", the manifest says " + want.ToHex() + ")");
+}
+
 Status ContentCheck::Finish() const {
   const FileEntry e = chain_.top().manifest().entry(entry_);
   const std::string what = chain_.top().Prefix() + "file \"" + std::string(e.name) + "\"";
@@ -60,7 +72,7 @@ Status ContentCheck::Finish() const {
 }
 
 Status CheckFile(const ResolvedBackup& chain, size_t entry, const RandomAccessFile& file,
-                 std::span<char> buf, const std::function<void(uint64_t)>& piece) {
+                 std::span<char> buf, const std::function<void(uint64_t)>& piece, bool copy) {
   ContentCheck check(chain, entry);
   for (uint64_t off = 0; off < file.size();) {
     ASSIGN_OR_RETURN(size_t n, file.ReadAt(off, buf));
@@ -69,7 +81,7 @@ Status CheckFile(const ResolvedBackup& chain, size_t entry, const RandomAccessFi
     off += n;
     if (piece) piece(n);
   }
-  return check.Finish();
+  return copy ? check.FinishCopy() : check.Finish();
 }
 
 }  // namespace stitchfs::engine

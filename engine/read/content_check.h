@@ -30,6 +30,9 @@ class ContentCheck {
   // After exactly size() bytes: OK, or kBackupDamaged naming the backup, the file, the
   // checksums, and the backup(s) holding the bad bytes with their range in the file.
   Status Finish() const;
+  // The same for bytes read from a copy of the file, not from the chain: kBackupDamaged saying
+  // only how they differ (the length, or both checksums), blaming no backup.
+  Status FinishCopy() const;
 
  private:
   // The backups holding bytes [from, to) of the file, for messages.
@@ -46,8 +49,10 @@ class ContentCheck {
 
 // Reads all of `file` through `buf` and checks it as entry `entry` of the top backup of `chain`
 // (ContentCheck): OK, kBackupDamaged (the wrong length or bytes), or the read's error.
-// `piece`, if set, hears of each piece's length as it is read.
+// `piece`, if set, hears of each piece's length as it is read. `copy`: `file` is a copy made
+// elsewhere, not the chain's (FinishCopy's message).
 Status CheckFile(const ResolvedBackup& chain, size_t entry, const RandomAccessFile& file,
-                 std::span<char> buf, const std::function<void(uint64_t)>& piece = {});
+                 std::span<char> buf, const std::function<void(uint64_t)>& piece = {},
+                 bool copy = false);
 
 }  // namespace stitchfs::engine

@@ -21,22 +21,34 @@ namespace {
 
 // Data file `name`, just written with entry `idx`'s bytes, read back from the storage and
 // checked against the manifest before anything relies on it. On a mismatch the entry is read
-// once more from the backup to tell whose fault it is: the backup's bytes, or the copy's.
+// once more from the backup to tell whose bytes are bad: the backup's (its message names the
+// backups that may hold them), or the copy's.
 Status CheckCopy(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
                  const std::string& name, char* buf) {
   const std::span<char> span(buf, kCopyBuffer);
   const FileEntry e = chain.top().manifest().entry(idx);
-  ASSIGN_OR_RETURN(auto back, writer.ReadBack(name, e.size));
-  const Status copied = CheckFile(chain, idx, *back, span);
-  if (copied.ok() || copied.code() != ErrorCode::kBackupDamaged) return copied;
-  ASSIGN_OR_RETURN(auto source, chain.OpenEntry(idx));
-  RETURN_IF_ERROR(CheckFile(chain, idx, *source, span));
-  return Status::BackupDamaged(chain.top().Prefix() + "the copy of file \"" + std::string(e.name) +
-                               "\" written as data file " + name +
-                               " reads back wrong, though the backup's bytes read right now (they "
-                               "went wrong on the way: read, copied or stored); nothing relies on "
-                               "the copy: " +
-                               copied.message());
+  const std::string what = chain.top().Prefix() + "the copy of file \"" + std::string(e.name) +
+                           "\", written as data file " + name + ", ";
+  auto back = writer.ReadBack(name, e.size);
+  const Status copied =
+      back.ok() ? CheckFile(chain, idx, **back, span, {}, /*copy=*/true) : back.status();
+  if (copied.ok()) return copied;
+  if (!back.ok() || copied.code() != ErrorCode::kBackupDamaged) {
+    return copied.WithPrefix(what + "cannot be read back: ");
+  }
+  const std::string wrong = what + "reads back wrong (" + copied.message() + "); ";
+  auto source = chain.OpenEntry(idx);
+  Status again = source.ok() ? CheckFile(chain, idx, **source, span) : source.status();
+  if (again.code() == ErrorCode::kBackupDamaged) return again;  // The backup's own bytes.
+  if (!again.ok()) {
+    return Status::BackupDamaged(wrong +
+                                 "the backup could not be read again to tell whose bytes "
+                                 "are bad: " +
+                                 again.ToString());
+  }
+  return Status::BackupDamaged(wrong +
+                               "the backup's own bytes read right, so they went wrong "
+                               "on the way (read, copied or stored); nothing relies on the copy");
 }
 
 // Writes the whole content of entry `idx` as the new data file `name`, and checks it.

@@ -253,6 +253,8 @@ printf '\0\0\0\0\0\0\0\0' | dd of="$work/p8/day01/base.bin" bs=1 seek=1000000 co
 expect_exit 20 "or $work/p8/day01, bytes [0, " -- \
   "$STITCH" flatten "$work/p8/day09" "$work/p8-flat"
 check "a flatten of damaged bytes leaves no backup" test ! -e "$work/p8-flat/.backup"
+check "and blames the backup's bytes, not the copy's" bash -c \
+  "! '$STITCH' flatten '$work/p8/day09' '$work/p8-flat' 2>&1 | grep -q 'reads back wrong'"
 expect_exit 20 "or $work/p8/day01, bytes [0, " -- "$STITCH" prune "$work/p8" --keep-last 3
 check "a prune that met damaged bytes removed nothing" test "$(ls "$work/p8" | wc -l)" = 10
 rm -rf "$work/p8"*

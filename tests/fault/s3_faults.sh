@@ -10,6 +10,8 @@
 #    to the same place succeeds; `stitch cat` fails and prints no byte that is not the file's;
 #    a mount answers EIO for that file only, and the file reads right once the fault is gone.
 #  - A ranged GET whose Content-Range gives another length is BACKUP_DAMAGED (exit 20).
+#  - Bodies changed on the way: an upload's is refused by the server (Content-MD5) and sent
+#    again, or the backup fails cleanly; a flatten's read-back finds a GET's (exit 20).
 #  - prune's DeleteObjects failed once (retried: done) or for good (exit 1, the kept backup
 #    exact, the next prune finishes).
 # Usage: s3_faults.sh STITCH STITCHFS S3_FAULT_PROXY RADOSGW_SH
@@ -154,6 +156,27 @@ case "$out" in *"no resolved index kept"*) ok ;; *) bad "no warning about the in
 faults
 check "that incremental is exact" same_backup s3://stitch/ref/b3 "$work/day3"
 
+# --- Bytes changed on the way ----------------------------------------------------------------
+# Every PUT and part carries Content-MD5: the server refuses a body changed on the way, and it is
+# sent again (the backup exact); a flatten reads its copy back and finds a GET's bytes changed.
+for rule in "PUT .backup flip-upload 1" "PUT app.log flip-upload 1" "PUT partNumber= flip-upload 1"; do
+  faults "$rule"
+  check "'$rule': the body is sent again and the backup succeeds" backup "$src" s3://stitch/flip/b
+  faults
+  check "'$rule': and is exact" same_backup s3://stitch/flip/b "$src"
+  drop flip/b
+done
+faults "GET flatx/b1/$BIG flip-body 1"
+"$STITCH" flatten s3://stitch/ref/b1 s3://stitch/flatx/b1 >/dev/null 2>"$work/err"
+rc=$?
+faults
+check "a flatten whose copy reads back changed exits 20 (got $rc)" [ "$rc" = 20 ]
+check "naming the copy, not the backup" grep -q "reads back wrong.*own bytes read right" "$work/err"
+check "and leaves no backup" [ -z "$(keys flatx/b1/.backup)" ]
+check "the next flatten succeeds" bash -c "'$STITCH' flatten s3://stitch/ref/b1 s3://stitch/flatx/b1 >/dev/null"
+check "and is exact" same_backup s3://stitch/flatx/b1 "$src"
+drop flatx/b1
+
 # --- Persistent faults on a backup: it fails cleanly; the next one succeeds ------------------
 export STITCH_S3_MAX_ATTEMPTS=2
 # persistent NAME RULE: a backup to tp/NAME under RULE fails with IO_ERROR, leaves nothing that
@@ -189,6 +212,8 @@ persistent complete-reset "POST uploadId= reset"
 persistent complete-lost "POST uploadId= reset-mid-body"
 persistent manifest-503 "PUT .backup 503"
 persistent manifest-lost "PUT .backup reset-mid-body"
+persistent manifest-changed "PUT .backup flip-upload"
+persistent part-changed "PUT partNumber= flip-upload"
 persistent unlock-429 "DELETE .lock 429"
 persistent lock-503 "PUT .lock 503"
 persistent list-cut "GET list-type=2 short-body"

@@ -21,6 +21,10 @@
 //                     (default 1); acts on GETs with a Range header only
 //   truncate-upload   half the request body forwarded, then both connections closed; acts on
 //                     requests with a body only
+//   flip-upload       forwarded with one byte in the middle of the request body changed (the
+//                     headers as they were); acts on requests with a body only
+//   flip-body         forwarded; one byte in the middle of the answer's body changed (a GET's
+//                     bytes silently wrong on the way)
 //   hold              not forwarded: the request's body is written to RULES.held and the
 //                     request waits unanswered until the client goes away or RULES.go appears,
 //                     then is answered as RULES.go says (503, 500 or 429), else reset
@@ -58,6 +62,8 @@ enum class Act {
   kDelay,
   kWrongLength,
   kTruncateUpload,
+  kFlipUpload,
+  kFlipBody,
   kHold
 };
 
@@ -99,6 +105,10 @@ bool ParseAction(const std::string& a, Rule* r) {
     r->act = Act::kShortHead;
   } else if (a == "truncate-upload") {
     r->act = Act::kTruncateUpload;
+  } else if (a == "flip-upload") {
+    r->act = Act::kFlipUpload;
+  } else if (a == "flip-body") {
+    r->act = Act::kFlipBody;
   } else if (a == "hold") {
     r->act = Act::kHold;
   } else if (name == "delay" && number && v >= 0) {
@@ -131,7 +141,7 @@ class RuleBook {
         continue;
       }
       if (r.act == Act::kWrongLength && !(method == "GET" && ranged)) continue;
-      if (r.act == Act::kTruncateUpload && !has_body) continue;
+      if ((r.act == Act::kTruncateUpload || r.act == Act::kFlipUpload) && !has_body) continue;
       if (r.count >= 0 && used_[i] >= r.count) continue;
       ++used_[i];
       return {r.act, r.arg, r.text};
@@ -294,7 +304,11 @@ void Serve(Conn client, const Options& o, RuleBook* rules) {
       case Act::kDelay:
         std::this_thread::sleep_for(std::chrono::milliseconds(f.arg));
         break;
+      case Act::kFlipUpload:
+        req.body[req.body.size() / 2] ^= 0x01;
+        break;
       case Act::kNone:
+      case Act::kFlipBody:
       case Act::kResetMidBody:
       case Act::kShortBody:
       case Act::kShortHead:
@@ -319,6 +333,7 @@ void Serve(Conn client, const Options& o, RuleBook* rules) {
     if (f.act == Act::kWrongLength && !ChangeTotal(&resp, f.arg)) {
       Log(o, "  (no Content-Range to change)");
     }
+    if (f.act == Act::kFlipBody && !resp.body.empty()) resp.body[resp.body.size() / 2] ^= 0x01;
     const std::string wire = resp.Head() + resp.body;
     if (f.act == Act::kResetMidBody || f.act == Act::kShortBody || f.act == Act::kShortHead) {
       const size_t head_size = wire.size() - resp.body.size();

@@ -1,6 +1,8 @@
 #include "engine/backends/fault/fault_plan.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 
 namespace stitchfs::engine {
 
@@ -77,6 +79,12 @@ const char* CallName(Call call) {
 }
 
 void FaultPlan::Add(Fault f) {
+  if (f.action == FaultAction::kCorrupt && f.kind && *f.kind != Call::kAppend &&
+      *f.kind != Call::kRead) {
+    std::fprintf(stderr, "FaultPlan: a call of kind %s has no bytes to corrupt\n",
+                 CallName(*f.kind));
+    std::abort();  // A test that could not fail otherwise.
+  }
   std::lock_guard<std::mutex> lock(mu_);
   faults_.push_back({std::move(f), false});
 }

@@ -69,7 +69,8 @@ enum class FaultAction {
   kCrashAfter,  // The call is done, then the process dies before hearing of it.
   kCorrupt,     // The call goes on, its bytes silently wrong (a disk's, a network's or a
                 // copy's fault): an Append writes, a Read returns, its bytes with the first one
-                // flipped. Other calls go on unchanged.
+                // flipped. Other calls go on unchanged, the fault spent (a sweep of all calls
+                // meets them); one named by another kind aborts the test (Add).
 };
 
 struct Fault {

@@ -59,7 +59,11 @@ class LocalWriter final : public BackupWriter {
   StatusOr<std::shared_ptr<const RandomAccessFile>> ReadBack(const std::string& name,
                                                              uint64_t size) override {
     const std::string display = lock_->path() + "/" + name;
-    ASSIGN_OR_RETURN(UniqueFd fd, OpenBeneath(lock_->dir_fd(), name));
+    auto opened = OpenBeneath(lock_->dir_fd(), name);
+    if (!opened.ok() && opened.status().sys_errno() == ENOENT) {
+      return Status::BackupDamaged("data file " + display + " is not there");
+    }
+    ASSIGN_OR_RETURN(UniqueFd fd, std::move(opened));
     struct stat st;
     if (::fstat(fd.get(), &st) != 0) return Status::IOError("stat " + display, errno);
     if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != size) {

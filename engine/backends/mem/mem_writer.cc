@@ -96,7 +96,9 @@ class MemWriter final : public BackupWriter {
       RETURN_IF_ERROR(Owned());
     }
     const MemStorage storage(p_);
-    ASSIGN_OR_RETURN(auto folder, storage.OpenFolder(dest_));
+    // The folder this writer took, not whatever the path names now.
+    const auto folder =
+        std::make_shared<const MemFolder>(dest_, FolderIdentity{p_.disk->dev, dir_});
     ASSIGN_OR_RETURN(auto file, storage.OpenDataFile(folder, name, size));
     RETURN_IF_ERROR(file->CheckDeclaredSize(size));
     return std::shared_ptr<const RandomAccessFile>(std::move(file));

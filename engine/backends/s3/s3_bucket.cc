@@ -1,6 +1,7 @@
 #include "engine/backends/s3/s3_bucket.h"
 
 #include "engine/backends/s3/s3_xml.h"
+#include "engine/base/md5.h"
 
 namespace stitchfs::engine {
 namespace {
@@ -113,11 +114,21 @@ StatusOr<std::optional<std::string>> S3Bucket::GetAll(const std::string& key, ui
   return std::optional<std::string>(std::move(r.body));
 }
 
+namespace {
+
+// The header by which the server checks that a body arrived as it was sent (else it answers
+// BadDigest, which S3Client::Send sends again): a manifest or a data object changed on the way
+// is never stored.
+std::string ContentMd5(std::string_view body) { return "Content-MD5: " + Base64(Md5(body)); }
+
+}  // namespace
+
 Status S3Bucket::Put(const std::string& key, std::string_view body) const {
   S3Request req;
   req.method = "PUT";
   req.key = key;
   req.body = body;
+  req.headers.push_back(ContentMd5(body));
   return Expect2xx(req, "PUT " + Shown(key)).status();
 }
 
@@ -208,6 +219,7 @@ StatusOr<std::string> S3Bucket::UploadPart(const S3Upload& upload, int number,
   req.key = upload.key;
   req.query = {{"partNumber", std::to_string(number)}, {"uploadId", upload.upload_id}};
   req.body = body;
+  req.headers.push_back(ContentMd5(body));
   ASSIGN_OR_RETURN(S3Response r, Expect2xx(req, "UploadPart " + Shown(upload.key)));
   if (r.etag.empty()) return Status::IOError("UploadPart " + Shown(upload.key) + ": no ETag", EIO);
   return r.etag;

@@ -202,6 +202,16 @@ bool IsRetryableStatus(long status) {
   return status == 500 || status == 502 || status == 503 || status == 504 || status == 429;
 }
 
+namespace {
+
+// A body the server received other than it was sent (its Content-MD5 did not match): worth
+// sending again, as a reset connection is.
+bool IsBadDigest(const S3Response& r) {
+  return r.status == 400 && r.body.find("<Code>BadDigest</Code>") != std::string::npos;
+}
+
+}  // namespace
+
 S3Client::S3Client(const S3Config& config, const S3Address& address, S3Credentials credentials)
     : config_(config), credentials_(std::move(credentials)), pool_(std::make_unique<Pool>()) {
   std::string region = config.region.empty() ? address.region : config.region;
@@ -368,7 +378,7 @@ StatusOr<S3Response> S3Client::Send(const S3Request& request) const {
                                  EscapeForMessage(request.key) + ": " + curl_error,
                              EIO);
     }
-    if (r.ok() && !IsRetryableStatus(r->status)) return r;
+    if (r.ok() && !IsRetryableStatus(r->status) && !IsBadDigest(*r)) return r;
     last = r.ok() ? "HTTP " + std::to_string(r->status) : curl_error;
     if (attempt >= config_.max_attempts) break;
     pool_->retries++;
