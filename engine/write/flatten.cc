@@ -21,8 +21,8 @@ namespace {
 
 // Data file `name`, just written with entry `idx`'s bytes, read back from the storage and
 // checked against the manifest before anything relies on it. On a mismatch the entry is read
-// once more from the backup to tell whose bytes are bad: the backup's (its message names the
-// backups that may hold them), or the copy's.
+// once more from the backup to tell whose bytes are bad: the backup's (kBackupDamaged, naming
+// the backups that may hold them), or the copy's (kIOError, as a failed write).
 Status CheckCopy(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
                  const std::string& name, char* buf) {
   const std::span<char> span(buf, kCopyBuffer);
@@ -40,15 +40,18 @@ Status CheckCopy(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
   auto source = chain.OpenEntry(idx);
   Status again = source.ok() ? CheckFile(chain, idx, **source, span) : source.status();
   if (again.code() == ErrorCode::kBackupDamaged) return again;  // The backup's own bytes.
+  // Otherwise a fault of writing the copy, as a failed write is (IO_ERROR, not the backup's).
   if (!again.ok()) {
-    return Status::BackupDamaged(wrong +
-                                 "the backup could not be read again to tell whose bytes "
-                                 "are bad: " +
-                                 again.ToString());
+    return Status(ErrorCode::kIOError,
+                  wrong + "the backup could not be read again to tell whose bytes are bad: " +
+                      again.ToString(),
+                  EIO);
   }
-  return Status::BackupDamaged(wrong +
-                               "the backup's own bytes read right, so they went wrong "
-                               "on the way (read, copied or stored); nothing relies on the copy");
+  return Status(ErrorCode::kIOError,
+                wrong +
+                    "the backup's own bytes read right, so they went wrong on the way (read, "
+                    "copied or stored); nothing relies on the copy",
+                EIO);
 }
 
 // Writes the whole content of entry `idx` as the new data file `name`, and checks it.

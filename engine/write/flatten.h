@@ -20,9 +20,8 @@ struct FlattenResult {
 // identical contents stored once. Same durability and failure rules as `stitch backup`. Each
 // data file is read back from the storage once written and checked against the manifest's
 // checksums, so a copy is complete only if every byte of it is right.
-// Errors: kBackupAlreadyExists, those of reading the chain, kIOError for `dest`, kBackupDamaged
-// for bytes that do not check (the backup's own, or the copy's as read back: the message says
-// which).
+// Errors: kBackupAlreadyExists, those of reading the chain, kBackupDamaged for the backup's own
+// bytes that do not check, kIOError for `dest` (a copy that reads back wrong included).
 // With `keep_uuid` the copy keeps the backup's uuid, so it can replace the original under
 // backups that name it as their base.
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,

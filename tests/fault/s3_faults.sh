@@ -11,7 +11,7 @@
 #    a mount answers EIO for that file only, and the file reads right once the fault is gone.
 #  - A ranged GET whose Content-Range gives another length is BACKUP_DAMAGED (exit 20).
 #  - Bodies changed on the way: an upload's is refused by the server (Content-MD5) and sent
-#    again, or the backup fails cleanly; a flatten's read-back finds a GET's (exit 20).
+#    again, or the backup fails cleanly; a flatten's read-back finds a GET's (IO_ERROR, exit 1).
 #  - prune's DeleteObjects failed once (retried: done) or for good (exit 1, the kept backup
 #    exact, the next prune finishes).
 # Usage: s3_faults.sh STITCH STITCHFS S3_FAULT_PROXY RADOSGW_SH
@@ -170,7 +170,7 @@ faults "GET flatx/b1/$BIG flip-body 1"
 "$STITCH" flatten s3://stitch/ref/b1 s3://stitch/flatx/b1 >/dev/null 2>"$work/err"
 rc=$?
 faults
-check "a flatten whose copy reads back changed exits 20 (got $rc)" [ "$rc" = 20 ]
+check "a flatten whose copy reads back changed exits 1, IO_ERROR (got $rc)" [ "$rc" = 1 ]
 check "naming the copy, not the backup" grep -q "reads back wrong.*own bytes read right" "$work/err"
 check "and leaves no backup" [ -z "$(keys flatx/b1/.backup)" ]
 check "the next flatten succeeds" bash -c "'$STITCH' flatten s3://stitch/ref/b1 s3://stitch/flatx/b1 >/dev/null"

@@ -216,7 +216,7 @@ TEST_F(MemPruneTest, FlattenReadsItsCopyBack) {
   plan->Add({Call::kAppend, 2, FaultAction::kCorrupt});
   FaultStorage faulty(mem_->NewProcess(), plan);
   auto flat = FlattenBackup(**chain, At("flat"), false, faulty);
-  EXPECT_EQ(flat.status().code(), ErrorCode::kBackupDamaged) << flat.status().ToString();
+  EXPECT_EQ(flat.status().code(), ErrorCode::kIOError) << flat.status().ToString();
   // The copy's bytes are blamed, never a backup's (b0 is whole).
   EXPECT_NE(flat.status().message().find("reads back wrong"), std::string::npos)
       << flat.status().ToString();
@@ -236,7 +236,7 @@ TEST_F(MemPruneTest, APruneWhoseCopyReadsBackWrongTakesNothingOut) {
   auto plan = std::make_shared<FaultPlan>();
   plan->Add({Call::kAppend, 1, FaultAction::kCorrupt});
   auto pruned = Prune(std::make_shared<FaultStorage>(mem_->NewProcess(), plan), 2);
-  EXPECT_EQ(pruned.status().code(), ErrorCode::kBackupDamaged) << pruned.status().ToString();
+  EXPECT_EQ(pruned.status().code(), ErrorCode::kIOError) << pruned.status().ToString();
   EXPECT_EQ(CheckStore({"b0", "b1", "b2", "b3"}), "");
   auto again = Prune(mem_->NewProcess(), 2);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
