@@ -18,7 +18,7 @@ int CmdFlatten(int argc, char** argv) {
   engine::StopOnSignals();  // Ctrl-C unwinds: the partial copy is removed.
   const engine::Manifest& m = chain->top().manifest();
   uint64_t total = 0, done = 0;
-  for (size_t i = 0; i < m.num_entries(); ++i) total += m.entry(i).size;
+  for (size_t i = 0; i < m.num_entries(); ++i) total += engine::kFlattenPasses * m.entry(i).size;
   Progress bar("flatten", 0, total);
   auto r = engine::FlattenBackup(*chain, args.positional[1], /*keep_uuid=*/false, chain->storage(),
                                  [&](uint64_t n) { bar.Update(0, done += n); });

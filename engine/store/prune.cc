@@ -271,7 +271,7 @@ StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store_arg, cons
   std::set<std::string> doomed_uuids;
   uint64_t to_flatten = 0, flattened = 0;
   for (size_t i = 0; i < plan.size(); ++i) {
-    if (plan[i].kind == PruneAction::kFlatten) to_flatten += all[i].total_size;
+    if (plan[i].kind == PruneAction::kFlatten) to_flatten += kFlattenPasses * all[i].total_size;
   }
   const CopyProgress on_copy = [&](uint64_t n) {
     flattened += n;

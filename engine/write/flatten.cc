@@ -24,14 +24,14 @@ namespace {
 // once more from the backup to tell whose bytes are bad: the backup's (kBackupDamaged, naming
 // the backups that may hold them), or the copy's (kIOError, as a failed write).
 Status CheckCopy(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
-                 const std::string& name, char* buf) {
+                 const std::string& name, char* buf, const CopyProgress& progress) {
   const std::span<char> span(buf, kCopyBuffer);
   const FileEntry e = chain.top().manifest().entry(idx);
   const std::string what = chain.top().Prefix() + "the copy of file \"" + std::string(e.name) +
                            "\", written as data file " + name + ", ";
   auto back = writer.ReadBack(name, e.size);
   const Status copied =
-      back.ok() ? CheckFile(chain, idx, **back, span, {}, /*copy=*/true) : back.status();
+      back.ok() ? CheckFile(chain, idx, **back, span, progress, /*copy=*/true) : back.status();
   if (copied.ok()) return copied;
   if (!back.ok() || copied.code() != ErrorCode::kBackupDamaged) {
     return copied.WithPrefix(what + "cannot be read back: ");
@@ -60,7 +60,7 @@ Status WriteDataFile(const ResolvedBackup& chain, size_t idx, BackupWriter& writ
   ASSIGN_OR_RETURN(auto out, writer.CreateDataFile(name));
   RETURN_IF_ERROR(CopyEntry(chain, idx, *out, buf, name, progress));
   RETURN_IF_ERROR(out->Close());
-  return CheckCopy(chain, idx, writer, name, buf);
+  return CheckCopy(chain, idx, writer, name, buf, progress);
 }
 
 }  // namespace
@@ -102,7 +102,7 @@ StatusOr<FlattenResult> FlattenInto(const ResolvedBackup& chain, BackupWriter& w
         RETURN_IF_ERROR(WriteDataFile(chain, i, writer, it->second, buf.get(), progress));
         r.bytes_stored += e.size;
       } else if (progress) {
-        progress(e.size);  // Stored once already.
+        progress(kFlattenPasses * e.size);  // Stored and read back once already.
       }
       e.data_file = it->second;
     }

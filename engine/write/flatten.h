@@ -26,8 +26,13 @@ struct FlattenResult {
 // backups that name it as their base.
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
                                       bool keep_uuid = false);  // Through chain.storage().
+// Each file's bytes pass twice, copied and then read back: the progress of a flatten counts
+// up to this many times the total size of the backup's files.
+inline constexpr uint64_t kFlattenPasses = 2;
+
 // The same into `dest` of `storage`. `progress` hears of the bytes of the backup's files as
-// they are done (a file stored once for several is done for all), up to their total size.
+// they are copied and as they are read back (a file stored once for several is done for all,
+// both times), up to kFlattenPasses times their total size.
 StatusOr<FlattenResult> FlattenBackup(const ResolvedBackup& chain, const std::string& dest,
                                       bool keep_uuid, const Storage& storage,
                                       const CopyProgress& progress = {});
