@@ -93,11 +93,12 @@ done
 floor=$(awk -v a="$m_version_cold" -v b="$m_cache_read_cold" 'BEGIN{print a + b}')
 json+=",\"floor\":$floor,\"floor_ratio\":$(ratio "$floor" "$m_mount_cold")"
 json+=",\"cache_cost\":$(awk -v a="$m_mount_cold" -v b="$m_mount_cache_warm" 'BEGIN{print a - b}')"
-work_line=$("$BUILD/bench/mount_work" "$top" 30)
+work_line='{}'  # A build from before bench/mount_work has none: null figures.
+[ -x "$BUILD/bench/mount_work" ] && work_line=$("$BUILD/bench/mount_work" "$top" 30)
 for k in open_cached inode_table; do
-  best=$(grep -o "\"${k}_best\":[0-9.]*" <<<"$work_line" | cut -d: -f2)
-  json+=",\"$k\":$best"
-  table+=$(printf '\n%-20s %9.4f (best of 30, warm)' "$k" "$best")
+  best=$(grep -o "\"${k}_best\":[0-9.]*" <<<"$work_line" | cut -d: -f2 || true)
+  json+=",\"$k\":${best:-null}"
+  table+=$(printf '\n%-20s %9s (best of 30, warm)' "$k" "${best:-n/a}")
 done
 json+="}"
 table+=$(printf '\nfloor (version + cache read) %.4f = %s of the cold mount; cache files %s bytes' \

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "engine/base/interrupt.h"
+
 namespace stitchfs::engine {
 
 ContentCheck::ContentCheck(const ResolvedBackup& chain, size_t entry,
@@ -75,6 +77,7 @@ Status CheckFile(const ResolvedBackup& chain, size_t entry, const RandomAccessFi
                  std::span<char> buf, const std::function<void(uint64_t)>& piece, bool copy) {
   ContentCheck check(chain, entry);
   for (uint64_t off = 0; off < file.size();) {
+    RETURN_IF_ERROR(CheckStop());  // A command that asked to stop on a signal (interrupt.h).
     ASSIGN_OR_RETURN(size_t n, file.ReadAt(off, buf));
     if (n == 0) break;  // Finish says how short it is.
     check.Update(std::string_view(buf.data(), n));

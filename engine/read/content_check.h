@@ -49,7 +49,8 @@ class ContentCheck {
 
 // Reads all of `file` through `buf` and checks it as entry `entry` of the top backup of `chain`
 // (ContentCheck): OK, kBackupDamaged (the wrong length or bytes), or the read's error.
-// `piece`, if set, hears of each piece's length as it is read. `copy`: `file` is a copy made
+// `piece`, if set, hears of each piece's length as it is read. A stop asked for (CheckStop)
+// ends it with that status. `copy`: `file` is a copy made
 // elsewhere, not the chain's (FinishCopy's message).
 Status CheckFile(const ResolvedBackup& chain, size_t entry, const RandomAccessFile& file,
                  std::span<char> buf, const std::function<void(uint64_t)>& piece = {},

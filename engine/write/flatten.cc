@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 
+#include "engine/base/interrupt.h"
 #include "engine/base/posix_file.h"
 #include "engine/base/uuid.h"
 #include "engine/format/data_file_name.h"
@@ -33,7 +34,8 @@ Status CheckCopy(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
   const Status copied =
       back.ok() ? CheckFile(chain, idx, **back, span, progress, /*copy=*/true) : back.status();
   if (copied.ok()) return copied;
-  if (!back.ok() || copied.code() != ErrorCode::kBackupDamaged) {
+  // Missing, another length or other bytes: the copy's, or the backup's (read again below).
+  if (copied.code() != ErrorCode::kBackupDamaged) {
     return copied.WithPrefix(what + "cannot be read back: ");
   }
   const std::string wrong = what + "reads back wrong (" + copied.message() + "); ";
@@ -113,6 +115,7 @@ StatusOr<FlattenResult> FlattenInto(const ResolvedBackup& chain, BackupWriter& w
   for (size_t i = 0; i < m.num_nodes(); ++i) nodes.push_back(m.node(i));
   std::string xml;
   RETURN_IF_ERROR(RenderManifest(h, entries, &xml, nodes));
+  RETURN_IF_ERROR(CheckStop());  // A stop asked for during the last read-back: no copy.
   RETURN_IF_ERROR(writer.Finish(xml));
   return r;
 }

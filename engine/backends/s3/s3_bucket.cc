@@ -139,6 +139,7 @@ StatusOr<bool> S3Bucket::PutIf(const std::string& key, std::string_view body,
   req.key = key;
   req.body = body;
   req.headers.push_back(etag.empty() ? "If-None-Match: *" : "If-Match: \"" + etag + "\"");
+  req.headers.push_back(ContentMd5(body));
   ASSIGN_OR_RETURN(S3Response r, client_->Send(req));
   if (r.status == 412 || (etag.empty() && r.status == 409)) return false;
   if (r.status / 100 != 2) return ErrorFor(r, "PUT " + Shown(key));

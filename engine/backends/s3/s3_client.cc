@@ -37,6 +37,7 @@ bool IsRetryableCurl(CURLcode c) {
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
+    case CURLE_SEND_FAIL_REWIND:  // A reused connection died mid-body: sent again from the start.
       return true;
     default:
       return false;
@@ -379,7 +380,9 @@ StatusOr<S3Response> S3Client::Send(const S3Request& request) const {
                              EIO);
     }
     if (r.ok() && !IsRetryableStatus(r->status) && !IsBadDigest(*r)) return r;
-    last = r.ok() ? "HTTP " + std::to_string(r->status) : curl_error;
+    last = !r.ok()           ? curl_error
+           : IsBadDigest(*r) ? "HTTP 400 BadDigest (the body arrived changed)"
+                             : "HTTP " + std::to_string(r->status);
     if (attempt >= config_.max_attempts) break;
     pool_->retries++;
     const int sleep =

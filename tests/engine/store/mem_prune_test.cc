@@ -27,6 +27,14 @@ class MemPruneTest : public MemStoreTest {
       Written("b" + std::to_string(i), i == 0 ? "" : "b" + std::to_string(i - 1), i + 1);
     }
   }
+  // b3 flattened into "flat", written through a FaultStorage with `plan`.
+  StatusOr<FlattenResult> FlattenThrough(std::shared_ptr<FaultPlan> plan) {
+    ChainOptions o;
+    o.storage = mem_;
+    ASSIGN_OR_RETURN(auto chain, OpenResolved(At("b3"), o));
+    FaultStorage faulty(mem_->NewProcess(), std::move(plan));
+    return FlattenBackup(*chain, At("flat"), false, faulty);
+  }
   StatusOr<std::vector<PruneAction>> Prune(std::shared_ptr<const Storage> storage, int keep_last,
                                            bool dry_run = false) {
     PrunePolicy p;
@@ -212,14 +220,9 @@ TEST_F(MemPruneTest, FlattenWritesAWholeCopy) {
 // caught by reading the copy back: the flatten fails saying so, and leaves no backup.
 TEST_F(MemPruneTest, FlattenReadsItsCopyBack) {
   WriteChain();
-  ChainOptions o;
-  o.storage = mem_;
-  auto chain = OpenResolved(At("b3"), o);
-  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   auto plan = std::make_shared<FaultPlan>();
   plan->Add({Call::kAppend, 2, FaultAction::kCorrupt});
-  FaultStorage faulty(mem_->NewProcess(), plan);
-  auto flat = FlattenBackup(**chain, At("flat"), false, faulty);
+  auto flat = FlattenThrough(plan);
   EXPECT_EQ(flat.status().code(), ErrorCode::kIOError) << flat.status().ToString();
   // The copy's bytes are blamed, never a backup's (b0 is whole).
   EXPECT_NE(flat.status().message().find("reads back wrong"), std::string::npos)
@@ -231,6 +234,19 @@ TEST_F(MemPruneTest, FlattenReadsItsCopyBack) {
   EXPECT_GE(plan->count(Call::kReadBack), 1u);
   EXPECT_FALSE(mem_->Get(At("flat/.backup")));
   EXPECT_EQ(CheckStore({"b0", "b1", "b2", "b3"}), "");
+}
+
+// A copy that is not there, or of another length, when read back is the copy's fault too
+// (IO_ERROR), not the backup's: the backup reads right.
+TEST_F(MemPruneTest, ACopyMissingWhenReadBackIsTheCopysFault) {
+  WriteChain();
+  auto plan = std::make_shared<FaultPlan>();
+  plan->Add({Call::kReadBack, 1, FaultAction::kFail, Status::BackupDamaged("not there")});
+  auto flat = FlattenThrough(plan);
+  EXPECT_EQ(flat.status().code(), ErrorCode::kIOError) << flat.status().ToString();
+  EXPECT_NE(flat.status().message().find("the backup's own bytes read right"), std::string::npos)
+      << flat.status().ToString();
+  EXPECT_FALSE(mem_->Get(At("flat/.backup")));
 }
 
 // A prune whose flatten in place reads its copy back wrong takes nothing out: every backup
