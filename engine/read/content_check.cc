@@ -43,34 +43,33 @@ std::string ContentCheck::Holders(uint64_t from, uint64_t to) const {
   return (levels.size() > 1 ? "one of the backups " : "backup ") + out;
 }
 
-Status ContentCheck::FinishCopy() const {
+std::string ContentCheck::Difference() const {
   if (hasher_.bytes() != size_) {
-    return Status::BackupDamaged("it reads " + std::to_string(hasher_.bytes()) +
-                                 " bytes, expected " + std::to_string(size_));
+    return "reads " + std::to_string(hasher_.bytes()) + " bytes, expected " + std::to_string(size_);
   }
   const Checksum want = chain_.top().manifest().entry(entry_).checksum;
   const Checksum got = hasher_.Digest();
-  if (got == want) return Status::OK();
-  return Status::BackupDamaged("checksum mismatch (computed " + got.ToHex() +
-                               ", the manifest says " + want.ToHex() + ")");
+  if (got == want) return "";
+  return "checksum mismatch (computed " + got.ToHex() + ", the manifest says " + want.ToHex() + ")";
+}
+
+Status ContentCheck::FinishCopy() const {
+  const std::string d = Difference();
+  return d.empty() ? Status::OK() : Status::BackupDamaged(d);
 }
 
 Status ContentCheck::Finish() const {
+  const std::string d = Difference();
+  if (d.empty()) return Status::OK();
   const FileEntry e = chain_.top().manifest().entry(entry_);
   const std::string what = chain_.top().Prefix() + "file \"" + std::string(e.name) + "\"";
-  if (hasher_.bytes() != size_) {
-    return Status::BackupDamaged(what + " reads " + std::to_string(hasher_.bytes()) +
-                                 " bytes, expected " + std::to_string(size_));
-  }
-  const Checksum got = hasher_.Digest();
-  if (got == e.checksum) return Status::OK();
+  if (hasher_.bytes() != size_) return Status::BackupDamaged(what + " " + d);
   const bool base_bad = base_size_ > 0 && at_base_ != e.base_checksum;
   const uint64_t from = base_bad ? 0 : base_size_;
   const uint64_t to = base_bad ? base_size_ : size_;
-  return Status::BackupDamaged(what + ": checksum mismatch (computed " + got.ToHex() +
-                               ", the manifest says " + e.checksum.ToHex() +
-                               "); the bad bytes are in " + Holders(from, to) + ", bytes [" +
-                               std::to_string(from) + ", " + std::to_string(to) + ") of the file");
+  return Status::BackupDamaged(what + ": " + d + "; the bad bytes are in " + Holders(from, to) +
+                               ", bytes [" + std::to_string(from) + ", " + std::to_string(to) +
+                               ") of the file");
 }
 
 Status CheckFile(const ResolvedBackup& chain, size_t entry, const RandomAccessFile& file,

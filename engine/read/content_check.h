@@ -35,6 +35,8 @@ class ContentCheck {
   Status FinishCopy() const;
 
  private:
+  // "" if the bytes read are the file's, else how they differ (the length, or both checksums).
+  std::string Difference() const;
   // The backups holding bytes [from, to) of the file, for messages.
   std::string Holders(uint64_t from, uint64_t to) const;
 
@@ -50,8 +52,8 @@ class ContentCheck {
 // Reads all of `file` through `buf` and checks it as entry `entry` of the top backup of `chain`
 // (ContentCheck): OK, kBackupDamaged (the wrong length or bytes), or the read's error.
 // `piece`, if set, hears of each piece's length as it is read. A stop asked for (CheckStop)
-// ends it with that status. `copy`: `file` is a copy made
-// elsewhere, not the chain's (FinishCopy's message).
+// ends it with that status. `copy`: `file` is a copy made elsewhere, not the chain's
+// (FinishCopy's message).
 Status CheckFile(const ResolvedBackup& chain, size_t entry, const RandomAccessFile& file,
                  std::span<char> buf, const std::function<void(uint64_t)>& piece = {},
                  bool copy = false);

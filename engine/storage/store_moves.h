@@ -104,10 +104,11 @@ class StoreMoves {
   // named in `backups` (complete backups: no writer is at work there).
   virtual StatusOr<std::vector<StoreWriter>> Writers(const std::set<std::string>& backups) = 0;
   // Finishes what an interrupted prune left in the store: removes work folders and backups
-  // taken out after the proof, takes away marks of backups never taken out, and puts back a
-  // backup an older version set aside before its proof. Returns what it put back or left in
-  // place, and why (in object storage: a backup whose `.lock` a live process holds, a writer
-  // that took it over or one of another machine).
+  // taken out after the proof, and takes away marks of backups never taken out; a backup an
+  // older version set aside (maybe unproven, maybe half deleted) is left as it is. Returns what
+  // it left in place, and why (such a backup, saying how to put it back by hand; in object
+  // storage also a backup whose `.lock` a live process holds, a writer that took it over or one
+  // of another machine).
   virtual std::vector<std::string> RemoveLeftovers() = 0;
   // The bytes removing all the backups at `paths` frees, attributed to each (in order; the sum
   // is the total): locally what `du` counts (DiskUsage: blocks of files and folders, a file

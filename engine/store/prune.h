@@ -39,15 +39,16 @@ struct PruneAction {
 // backups to remove are marked (StoreMoves::SetAside: writers refuse them as bases); then no
 // writer may have started on one, and every kept backup, and any written meanwhile, must open
 // with its whole chain without one of them; if not, the marks are taken away and nothing is
-// deleted. Only then are they taken out, newest first. Interrupted at any point, every kept
-// backup still opens, and nothing not proven unneeded was taken out.
+// deleted. Only then are they taken out, each before the bases of its chain. Interrupted at
+// any point, every kept backup still opens, and nothing not proven unneeded was taken out.
 // Errors: kInvalidArgument for an empty policy; a kept backup that does not open (prune then
-// changes nothing); kIOError.
+// changes nothing); kBackupDamaged for bytes of a backup it flattens that do not check;
+// kIOError (a flattened copy that reads back wrong included).
 // The store is in ctx.storage, which changes it (Storage::MovesFor; kInvalidArgument without
 // one); manifests and resolved indexes are read through ctx.cache, if any; base locators mean
 // what ctx.locators says. ctx.progress("flatten", done, total): bytes of the kept backups being
-// flattened (their files' sizes), as the flattening goes; never called for a dry run or a prune
-// that flattens nothing.
+// flattened (kFlattenPasses times their files' sizes: copied, then read back), as the
+// flattening goes; never called for a dry run or a prune that flattens nothing.
 StatusOr<std::vector<PruneAction>> PruneStore(const std::string& store, const PrunePolicy& policy,
                                               const Context& ctx);
 

@@ -10,11 +10,10 @@
 #include "engine/base/posix_file.h"
 
 namespace stitchfs::engine {
-namespace {
 
-// Opens and checks the file; returns its fd and what it is.
-StatusOr<std::pair<UniqueFd, DataFile::Identity>> OpenChecked(int dir_fd, const std::string& rel,
-                                                              const std::string& display) {
+StatusOr<std::pair<UniqueFd, DataFile::Identity>> OpenDataFileBeneath(int dir_fd,
+                                                                      const std::string& rel,
+                                                                      const std::string& display) {
   auto fd = OpenBeneath(dir_fd, rel);
   if (!fd.ok()) {
     const int err = fd.status().sys_errno();
@@ -32,6 +31,8 @@ StatusOr<std::pair<UniqueFd, DataFile::Identity>> OpenChecked(int dir_fd, const 
                                            st.st_mtim.tv_sec, st.st_mtim.tv_nsec});
 }
 
+namespace {
+
 // The folder's fd, shared through the cache (opened again, and checked, when evicted).
 StatusOr<std::shared_ptr<const UniqueFd>> FolderFd(FdCache& cache, const LocalFolder& folder) {
   return cache.Get(folder.cache_key(), [&folder] { return folder.Reopen(); });
@@ -43,7 +44,8 @@ StatusOr<std::shared_ptr<const DataFile>> DataFile::Open(std::shared_ptr<FdCache
                                                          std::shared_ptr<const LocalFolder> folder,
                                                          std::string relative) {
   ASSIGN_OR_RETURN(auto dir, FolderFd(*cache, *folder));
-  ASSIGN_OR_RETURN(auto opened, OpenChecked(dir->get(), relative, folder->path() + "/" + relative));
+  ASSIGN_OR_RETURN(auto opened,
+                   OpenDataFileBeneath(dir->get(), relative, folder->path() + "/" + relative));
   std::shared_ptr<const DataFile> f(
       new DataFile(std::move(cache), std::move(folder), std::move(relative), opened.second));
   // Seed the cache with the fd just opened instead of opening the file again on first read.
@@ -57,7 +59,7 @@ DataFile::~DataFile() { cache_->Forget(key_); }
 
 StatusOr<UniqueFd> DataFile::Reopen() const {
   ASSIGN_OR_RETURN(auto dir, FolderFd(*cache_, *folder_));
-  ASSIGN_OR_RETURN(auto opened, OpenChecked(dir->get(), rel_, display_));
+  ASSIGN_OR_RETURN(auto opened, OpenDataFileBeneath(dir->get(), rel_, display_));
   if (opened.second.size != id_.size) {
     return Status::BackupDamaged("data file " + display_ + " changed size from " +
                                  std::to_string(id_.size) + " to " +

@@ -68,4 +68,11 @@ class DataFile final : public BackupDataFile {
   uint64_t key_;  // This file's fd in cache_.
 };
 
+// Opens data file `rel` beneath the folder `dir_fd` (OpenBeneath) and checks it is a regular
+// file; returns its fd and what it is. `display` names it in messages. Errors: kBackupDamaged
+// (missing, not a regular file), kInsecurePath (a symlink), kIOError.
+StatusOr<std::pair<UniqueFd, DataFile::Identity>> OpenDataFileBeneath(int dir_fd,
+                                                                      const std::string& rel,
+                                                                      const std::string& display);
+
 }  // namespace stitchfs::engine

@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "engine/backends/local/backup_lock.h"
+#include "engine/backends/local/data_file.h"
 #include "engine/backends/local/local_storage.h"
 #include "engine/base/atomic_file.h"
 #include "engine/base/fd_file.h"
@@ -59,20 +60,14 @@ class LocalWriter final : public BackupWriter {
   StatusOr<std::shared_ptr<const RandomAccessFile>> ReadBack(const std::string& name,
                                                              uint64_t size) override {
     const std::string display = lock_->path() + "/" + name;
-    auto opened = OpenBeneath(lock_->dir_fd(), name);
-    if (!opened.ok() && opened.status().sys_errno() == ENOENT) {
-      return Status::BackupDamaged("data file " + display + " is not there");
-    }
-    ASSIGN_OR_RETURN(UniqueFd fd, std::move(opened));
-    struct stat st;
-    if (::fstat(fd.get(), &st) != 0) return Status::IOError("stat " + display, errno);
-    if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != size) {
-      return Status::BackupDamaged("data file " + display + " reads back as " +
-                                   std::to_string(st.st_size) + " bytes, not the " +
-                                   std::to_string(size) + " written");
+    ASSIGN_OR_RETURN(auto opened, OpenDataFileBeneath(lock_->dir_fd(), name, display));
+    if (opened.second.size != size) {
+      return Status::BackupDamaged("data file " + display + " has " +
+                                   std::to_string(opened.second.size) + " bytes, " +
+                                   std::to_string(size) + " were written");
     }
     return std::shared_ptr<const RandomAccessFile>(
-        std::make_shared<const FdFile>(std::move(fd), size, display));
+        std::make_shared<const FdFile>(std::move(opened.first), size, display));
   }
 
   Status Finish(std::string_view manifest) override {
