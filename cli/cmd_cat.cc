@@ -7,6 +7,13 @@
 #include "engine/read/content_check.h"
 
 namespace stitchfs::cli {
+namespace {
+
+constexpr char kDroppedCopies[] =
+    "; some of its bytes came from copies kept on the way (the object store's block cache or "
+    "read-ahead), now dropped: a new read fetches them from the storage";
+
+}  // namespace
 
 int CmdCat(int argc, char** argv) {
   Args args;
@@ -33,7 +40,11 @@ int CmdCat(int argc, char** argv) {
     if (!WriteStdout(buf.get(), *n)) return Fail(engine::Status::IOError("write to stdout", errno));
     off += *n;
   }
-  if (auto s = check.Finish(); !s.ok()) return Fail(s);
+  if (auto s = check.Finish(); !s.ok()) {
+    // The bytes are out: what can be done is that the next read does not get them again.
+    if ((*file)->DropCached()) s = s.WithSuffix(kDroppedCopies);
+    return Fail(s);
+  }
   return engine::kExitOk;
 }
 

@@ -16,8 +16,9 @@ namespace {
 // exception Guard answers).
 class CheckedRead {
  public:
-  CheckedRead(std::shared_ptr<SequentialCheck> check, off_t off)
-      : check_(std::move(check)), at_(static_cast<uint64_t>(off)) {
+  CheckedRead(std::shared_ptr<SequentialCheck> check, const engine::RandomAccessFile& reader,
+              off_t off)
+      : check_(std::move(check)), reader_(reader), at_(static_cast<uint64_t>(off)) {
     if (check_) check_->Begin(at_);
   }
   ~CheckedRead() {
@@ -29,8 +30,9 @@ class CheckedRead {
   // Replies `bytes`, which the read of `f` (inode `ino`) got (into `buffer`, if not null),
   // and has them checked: the read of the file's end, which may complete a file that does not
   // match its checksum, before it is answered (EIO then, logging the file and the backup with
-  // the bad bytes); every other read after it is answered, since its bytes cannot fail it (the
-  // kernel and the reader get on meanwhile; the check is shared, so it outlives a release the
+  // the bad bytes, and dropping copies of its bytes kept on the way, so that a new mount reads
+  // them from the storage); every other read after it is answered, since its bytes cannot fail it
+  // (the kernel and the reader get on meanwhile; the check is shared, so it outlives a release the
   // answer lets in; a read ahead of the ones before it hands its buffer over to the check).
   void Reply(fuse_req_t req, fuse_ino_t ino, std::string_view bytes, ReadBuffer* buffer = nullptr) {
     const std::shared_ptr<SequentialCheck> check = std::move(check_);
@@ -41,6 +43,11 @@ class CheckedRead {
       return check->AcceptAnswered(at_, bytes);  // (Not the end: always OK.)
     }
     engine::Status s = check->Accept(at_, bytes);
+    if (!s.ok() && reader_.DropCached()) {
+      s = s.WithSuffix(
+          "; some of its bytes came from copies kept on the way (the object store's block cache "
+          "or read-ahead), now dropped: a new mount reads them from the storage");
+    }
     if (!s.ok()) {
       Ns(req).NoteDamaged(ino, s);
       return ReplyError(req, s);
@@ -50,6 +57,7 @@ class CheckedRead {
 
  private:
   std::shared_ptr<SequentialCheck> check_;  // Until its bytes reach it.
+  const engine::RandomAccessFile& reader_;
   const uint64_t at_;
 };
 
@@ -61,7 +69,7 @@ engine::Status ServeRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
   const engine::RandomAccessFile& reader = *(*f)->reader();
   if (off == 0 && Ctx(req).walk != nullptr) Ctx(req).walk->Started(ino);
   CheckedRead read(Ctx(req).verify_reads ? (*f)->CheckFor(static_cast<uint64_t>(off)) : nullptr,
-                   off);
+                   reader, off);
   // Bytes the reader holds in memory (an object store's read-ahead) go out as they are.
   auto loan = reader.Lend(static_cast<uint64_t>(off), size);
   RETURN_IF_ERROR(loan.status());

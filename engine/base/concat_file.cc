@@ -60,6 +60,12 @@ size_t ConcatFile::SegmentOf(uint64_t offset) const {
          1;
 }
 
+bool ConcatFile::DropCached() const {
+  bool dropped = false;
+  for (const Segment& s : segments_) dropped = s.file->DropCached() || dropped;
+  return dropped;
+}
+
 void ConcatFile::Prefetch(uint64_t offset, uint64_t length) const {
   const uint64_t end = offset + std::min(length, size() - std::min(offset, size()));
   for (size_t i = offset < size() ? SegmentOf(offset) : segments_.size();

@@ -26,6 +26,7 @@ class ConcatFile final : public RandomAccessFile {
   void Prefetch(uint64_t offset, uint64_t length) const override;
   // The segment's file's loan when the range lies within one segment.
   StatusOr<Loan> Lend(uint64_t offset, size_t n) const override;
+  bool DropCached() const override;  // Every segment's file's.
   static constexpr uint64_t kPrefetchLead = 8 << 20;
   static constexpr uint64_t kStreamingRead = 64 << 10;
   const std::vector<Segment>& segments() const { return segments_; }

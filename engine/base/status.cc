@@ -78,4 +78,9 @@ Status Status::WithPrefix(std::string_view prefix) const {
   return Status(code_, std::string(prefix) + message_, errno_);
 }
 
+Status Status::WithSuffix(std::string_view suffix) const {
+  if (ok()) return *this;
+  return Status(code_, message_ + std::string(suffix), errno_);
+}
+
 }  // namespace stitchfs::engine

@@ -77,6 +77,8 @@ class [[nodiscard]] Status {
   std::string ToString() const;
   // The same status with `prefix` put before the message.
   Status WithPrefix(std::string_view prefix) const;
+  // The same status with `suffix` put after the message.
+  Status WithSuffix(std::string_view suffix) const;
   // Marks a deliberate drop of an error; greppable.
   void IgnoreError() const {}
 

@@ -57,13 +57,22 @@ Status CopySegment(const RandomAccessFile& src, uint64_t off, uint64_t len, Writ
 
 }  // namespace
 
-Status CopyEntry(const ResolvedBackup& backup, size_t idx, WritableFile& out, char* buf,
-                 const std::string& what, const CopyProgress& progress) {
-  ASSIGN_OR_RETURN(std::vector<Segment> segments, backup.OpenSegments(idx));
+namespace {
+
+Status CopySegments(const std::vector<Segment>& segments, WritableFile& out, char* buf,
+                    const std::string& what, const CopyProgress& progress) {
   for (const Segment& s : segments) {
     RETURN_IF_ERROR(CopySegment(*s.file, s.file_offset, s.length, out, buf, what, progress));
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Status CopyEntry(const ResolvedBackup& backup, size_t idx, WritableFile& out, char* buf,
+                 const std::string& what, const CopyProgress& progress) {
+  ASSIGN_OR_RETURN(std::vector<Segment> segments, backup.OpenSegments(idx));
+  return CopySegments(segments, out, buf, what, progress);
 }
 
 namespace {
@@ -90,6 +99,24 @@ Status CheckWritten(const ResolvedBackup& chain, size_t idx, int fd, char* buf) 
   return check.Finish();
 }
 
+// Copies entry `idx` into `out` (an empty file) and checks what was written. Bytes that fail
+// their checksum after some came from a copy kept on the way (RandomAccessFile::DropCached) are
+// copied once more from the storage.
+Status CopyChecked(const ResolvedBackup& chain, size_t idx, WritableFile& out, char* buf,
+                   const std::string& name, const CopyProgress& progress) {
+  // The segments' files are held through both copies: what they kept is what is dropped.
+  ASSIGN_OR_RETURN(std::vector<Segment> segments, chain.OpenSegments(idx));
+  RETURN_IF_ERROR(CopySegments(segments, out, buf, name, progress));
+  Status s = CheckWritten(chain, idx, out.fd(), buf);
+  if (s.code() != ErrorCode::kBackupDamaged || !ConcatFile(segments).DropCached()) return s;
+  if (::ftruncate(out.fd(), 0) != 0 || ::lseek(out.fd(), 0, SEEK_SET) != 0) {
+    return Status::IOError("truncate " + name + " to copy it again", errno);
+  }
+  RETURN_IF_ERROR(CopySegments(segments, out, buf, name, CopyProgress{}));
+  s = CheckWritten(chain, idx, out.fd(), buf);
+  return s.WithSuffix(" (copied twice, the second time with nothing cached)");
+}
+
 // Fills temp file `out` with entry `idx`: a hard link to an earlier name, or its bytes.
 Status FillEntry(const ResolvedBackup& chain, const FileEntry& e, size_t idx, int root, int dir_fd,
                  const std::string& tmp, Links* links, char* buf, const CopyProgress& progress) {
@@ -109,8 +136,7 @@ Status FillEntry(const ResolvedBackup& chain, const FileEntry& e, size_t idx, in
       ::openat(dir_fd, tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!fd) return Status::IOError("create " + name, errno);
   auto out = WritableFd(std::move(fd), name);
-  RETURN_IF_ERROR(CopyEntry(chain, idx, *out, buf, name, progress));
-  RETURN_IF_ERROR(CheckWritten(chain, idx, out->fd(), buf));
+  RETURN_IF_ERROR(CopyChecked(chain, idx, *out, buf, name, progress));
   if (e.meta) RETURN_IF_ERROR(ApplyMeta(out->fd(), *e.meta, name));
   return out->Close();
 }

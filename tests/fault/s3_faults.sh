@@ -11,7 +11,9 @@
 #    a mount answers EIO for that file only, and the file reads right once the fault is gone.
 #  - A ranged GET whose Content-Range gives another length is BACKUP_DAMAGED (exit 20).
 #  - Bodies changed on the way: an upload's is refused by the server (Content-MD5) and sent
-#    again, or the backup fails cleanly; a flatten's read-back finds a GET's (IO_ERROR, exit 1).
+#    again, or the backup fails cleanly; a flatten's read-back finds a GET's (IO_ERROR, exit 1);
+#    a GET's kept in the block cache is dropped when a whole read finds the file wrong (verify
+#    and restore read it again and succeed, cat and a mount fail once).
 #  - prune's DeleteObjects failed once (retried: done) or for good (exit 1, the kept backup
 #    exact, the next prune finishes).
 # Usage: s3_faults.sh STITCH STITCHFS S3_FAULT_PROXY RADOSGW_SH
@@ -176,6 +178,53 @@ check "and leaves no backup" [ -z "$(keys flatx/b1/.backup)" ]
 check "the next flatten succeeds" bash -c "'$STITCH' flatten s3://stitch/ref/b1 s3://stitch/flatx/b1 >/dev/null"
 check "and is exact" same_backup s3://stitch/flatx/b1 "$src"
 drop flatx/b1
+
+# --- Bytes changed on the way and kept in the block cache -----------------------------------
+# A random read through a mount is widened to whole 1 MiB blocks, which the block cache keeps:
+# bytes no checksum can tell right alone. A whole read that finds the file wrong drops them:
+# verify and restore read the file again from the store and succeed, cat fails once (its bytes
+# are out) and the next cat is right, a mount answers EIO and a new one reads right.
+bc=$work/blocks
+mkdir -p "$work/mp"
+mounts+=("$work/mp")
+# poison: every 1 MiB block of logs/app.log (2,500,000 bytes) read at random through a mount
+# into the block cache $bc (O_DIRECT: no read-ahead), block 1's GET changed on the way.
+poison() {
+  STITCH_CACHE_DIR=$bc "$STITCHFS" s3://stitch/ref/b1 "$work/mp" || return 1
+  local skip
+  faults "GET app.log flip-body 1"
+  for skip in 300 600 1; do  # Blocks 1, 2 and 0, 4 KiB each (a read at 0 would stream).
+    dd if="$work/mp/logs/app.log" of=/dev/null bs=4096 skip=$skip count=1 iflag=direct \
+      2>/dev/null || return 1
+  done
+  faults
+  fusermount3 -u "$work/mp"
+  [ "$(find "$bc/s3-blocks" -type f | wc -l)" -ge 4 ]  # The three blocks, the version record.
+}
+check "the block cache holds app.log's blocks, one changed on the way" poison
+check "verify reads the file again from the store and succeeds" \
+  env STITCH_CACHE_DIR="$bc" "$STITCH" verify s3://stitch/ref/b1
+rm -rf "$bc"
+check "poisoned again" poison
+rm -rf "$work/restored"
+check "restore copies the file again from the store and succeeds" \
+  env STITCH_CACHE_DIR="$bc" "$STITCH" restore s3://stitch/ref/b1 "$work/restored"
+check "and the restore is exact" diff -r --no-dereference "$work/restored" "$src"
+rm -rf "$bc"
+check "poisoned again" poison
+expect_exit 20 "now dropped" -- env STITCH_CACHE_DIR="$bc" "$STITCH" cat s3://stitch/ref/b1 logs/app.log
+check "the next cat reads right" bash -c \
+  "STITCH_CACHE_DIR='$bc' '$STITCH' cat s3://stitch/ref/b1 logs/app.log | cmp - '$src/logs/app.log'"
+rm -rf "$bc"
+check "poisoned again" poison
+STITCH_CACHE_DIR=$bc "$STITCHFS" s3://stitch/ref/b1 "$work/mp"
+err=$(cat "$work/mp/logs/app.log" 2>&1 >/dev/null)
+case "$err" in *"Input/output error"*) ok ;; *) bad "a mount's whole read of the file: not EIO: $err" ;; esac
+fusermount3 -u "$work/mp"
+STITCH_CACHE_DIR=$bc "$STITCHFS" s3://stitch/ref/b1 "$work/mp"
+check "a new mount reads the file right" cmp "$work/mp/logs/app.log" "$src/logs/app.log"
+fusermount3 -u "$work/mp"
+rm -rf "$bc"
 
 # --- Persistent faults on a backup: it fails cleanly; the next one succeeds ------------------
 export STITCH_S3_MAX_ATTEMPTS=2

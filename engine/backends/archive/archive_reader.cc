@@ -17,6 +17,7 @@ class MemberFile final : public RandomAccessFile {
   MemberFile(std::shared_ptr<const ArchiveReader> archive, const ArchiveMember& m)
       : archive_(std::move(archive)), member_(m) {}
   uint64_t size() const override { return member_.size; }
+  bool DropCached() const override { return archive_->DropCached(); }
 
  protected:
   Status ReadExact(uint64_t offset, std::span<char> dst) const override {
@@ -55,6 +56,16 @@ StatusOr<std::shared_ptr<const ArchiveReader>> ArchiveReader::Open(
   return std::make_shared<const ArchiveReader>(std::move(file), std::move(built.index),
                                                std::move(built.stream), std::move(display), cache,
                                                stamp);
+}
+
+bool ArchiveReader::DropCached() const {
+  bool kept = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    kept = chunks_.size() > 0;
+    chunks_.Clear();
+  }
+  return file_->DropCached() || kept;
 }
 
 std::unique_ptr<RandomAccessFile> ArchiveReader::OpenMember(const ArchiveMember& m) const {

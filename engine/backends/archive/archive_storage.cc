@@ -142,6 +142,7 @@ class MemberDataFile final : public BackupDataFile {
       : member_(std::move(member)), display_(std::move(display)) {}
   uint64_t size() const override { return member_->size(); }
   const std::string& display_name() const override { return display_; }
+  bool DropCached() const override { return member_->DropCached(); }
 
  protected:
   Status ReadExact(uint64_t offset, std::span<char> dst) const override {

@@ -79,8 +79,8 @@ const char* CallName(Call call) {
 }
 
 void FaultPlan::Add(Fault f) {
-  if (f.action == FaultAction::kCorrupt && f.kind && *f.kind != Call::kAppend &&
-      *f.kind != Call::kRead) {
+  const bool corrupt = f.action == FaultAction::kCorrupt || f.action == FaultAction::kCorruptKept;
+  if (corrupt && f.kind && *f.kind != Call::kAppend && *f.kind != Call::kRead) {
     std::fprintf(stderr, "FaultPlan: a call of kind %s has no bytes to corrupt\n",
                  CallName(*f.kind));
     std::abort();  // A test that could not fail otherwise.
@@ -137,7 +137,7 @@ void FaultPlan::Crash(std::unique_lock<std::mutex>& lock) {
   if (first && on_crash_) on_crash_();
 }
 
-Status FaultPlan::Enter(Call kind, bool* crash_after, bool* corrupt) {
+Status FaultPlan::Enter(Call kind, bool* crash_after, bool* corrupt, bool* kept) {
   std::unique_lock<std::mutex> lock(mu_);
   if (crashed_) return Crashed();
   const uint64_t of_kind = ++counts_[static_cast<size_t>(kind)];
@@ -168,6 +168,10 @@ Status FaultPlan::Enter(Call kind, bool* crash_after, bool* corrupt) {
         break;
       case FaultAction::kCorrupt:
         if (corrupt != nullptr) *corrupt = true;
+        break;
+      case FaultAction::kCorruptKept:
+        if (corrupt != nullptr) *corrupt = true;
+        if (kept != nullptr) *kept = true;
         break;
     }
   }

@@ -60,17 +60,21 @@ inline constexpr size_t kCallKinds = static_cast<size_t>(Call::kDeleteObject) + 
 const char* CallName(Call call);
 
 enum class FaultAction {
-  kFail,        // The call does nothing and returns the fault's status. A call that returns
-                // nothing (RemoveLeftovers, PutBack) does nothing; BytesFreed answers zeros and
-                // NestedBackup none, as the local moves do when they cannot look.
-  kStall,       // The call waits until FaultPlan::Release, then goes on.
-  kCrash,       // The process dies before the call does anything: the call and every later
-                // one fail (kIOError, ECANCELED) and the plan's crash action runs.
-  kCrashAfter,  // The call is done, then the process dies before hearing of it.
-  kCorrupt,     // The call goes on, its bytes silently wrong (a disk's, a network's or a
-                // copy's fault): an Append writes, a Read returns, its bytes with the first one
-                // flipped. Other calls go on unchanged, the fault spent (a sweep of all calls
-                // meets them); one named by another kind aborts the test (Add).
+  kFail,         // The call does nothing and returns the fault's status. A call that returns
+                 // nothing (RemoveLeftovers, PutBack) does nothing; BytesFreed answers zeros and
+                 // NestedBackup none, as the local moves do when they cannot look.
+  kStall,        // The call waits until FaultPlan::Release, then goes on.
+  kCrash,        // The process dies before the call does anything: the call and every later
+                 // one fail (kIOError, ECANCELED) and the plan's crash action runs.
+  kCrashAfter,   // The call is done, then the process dies before hearing of it.
+  kCorrupt,      // The call goes on, its bytes silently wrong (a disk's, a network's or a
+                 // copy's fault): an Append writes, a Read returns, its bytes with the first one
+                 // flipped. Other calls go on unchanged, the fault spent (a sweep of all calls
+                 // meets them); one named by another kind aborts the test (Add).
+  kCorruptKept,  // A Read of a data file as kCorrupt, and its wrong byte kept on the way (as
+                 // an object store's block cache would): every later read of that byte of the
+                 // file gets it wrong again, until the file's DropCached. Other calls as
+                 // kCorrupt.
 };
 
 struct Fault {
@@ -104,8 +108,9 @@ class FaultPlan {
 
   // For the decorators: counts a call of `kind` and applies the faults it meets. OK to go on
   // (`*crash_after` set if the process dies once the call is done; `*corrupt`, where given,
-  // if the call's bytes are to be made wrong), else the call's result.
-  Status Enter(Call kind, bool* crash_after, bool* corrupt = nullptr);
+  // if the call's bytes are to be made wrong; `*kept`, where given, if the wrong bytes are also
+  // to be kept: kCorruptKept), else the call's result.
+  Status Enter(Call kind, bool* crash_after, bool* corrupt = nullptr, bool* kept = nullptr);
   // A kCrashAfter fault's crash, once its call was done; returns what the call returns then.
   Status CrashNow();
 

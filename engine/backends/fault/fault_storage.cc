@@ -1,5 +1,8 @@
 #include "engine/backends/fault/fault_storage.h"
 
+#include <mutex>
+#include <set>
+
 #include "engine/storage/store_moves.h"
 
 namespace stitchfs::engine {
@@ -32,7 +35,7 @@ class FaultReader final : public RandomAccessFile {
   const std::shared_ptr<const RandomAccessFile> inner_;
 };
 
-// A data file, each read a call.
+// A data file, each read a call; the bytes kCorruptKept made wrong stay wrong until DropCached.
 class FaultDataFile final : public BackupDataFile {
  public:
   FaultDataFile(std::shared_ptr<FaultPlan> plan, std::shared_ptr<const BackupDataFile> inner)
@@ -42,16 +45,37 @@ class FaultDataFile final : public BackupDataFile {
     inner_->Prefetch(offset, length);
   }
   const std::string& display_name() const override { return inner_->display_name(); }
+  bool DropCached() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool had = !kept_.empty();
+    kept_.clear();
+    return inner_->DropCached() || had;
+  }
   // (No KernelFd or Stored object: every byte of a copy passes through the plan.)
 
  protected:
   Status ReadExact(uint64_t offset, std::span<char> dst) const override {
-    return ReadUnder(*plan_, *inner_, offset, dst);
+    bool crash_after = false, corrupt = false, keep = false;
+    RETURN_IF_ERROR(plan_->Enter(Call::kRead, &crash_after, &corrupt, &keep));
+    Status s = inner_->ReadAt(offset, dst).status();
+    if (s.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (keep) kept_.insert(offset);
+      if (corrupt && !keep) dst[0] = static_cast<char>(dst[0] ^ 0x01);
+      for (auto it = kept_.lower_bound(offset); it != kept_.end() && *it < offset + dst.size();
+           ++it) {
+        dst[*it - offset] = static_cast<char>(dst[*it - offset] ^ 0x01);
+      }
+    }
+    if (crash_after) return plan_->CrashNow();
+    return s;
   }
 
  private:
   const std::shared_ptr<FaultPlan> plan_;
   const std::shared_ptr<const BackupDataFile> inner_;
+  mutable std::mutex mu_;
+  mutable std::set<uint64_t> kept_;  // Offsets of the bytes kept wrong.
 };
 
 }  // namespace

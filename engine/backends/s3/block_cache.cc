@@ -190,6 +190,14 @@ void BlockCache::Put(std::string_view object, uint64_t index, std::string_view b
   Evict();
 }
 
+bool BlockCache::Drop(std::string_view object, uint64_t index) {
+  const std::string name = NameOf(KeyOf(object, index));
+  const bool removed = ::unlink((dir_ + "/" + name).c_str()) == 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  Forget(name);
+  return removed;
+}
+
 uint64_t BlockCache::bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   return blocks_.weight();

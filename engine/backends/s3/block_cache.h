@@ -42,6 +42,9 @@ class BlockCache {
   // Keeps `bytes` as block `index` of `object` (best effort: a failure to write is a miss
   // later).
   void Put(std::string_view object, uint64_t index, std::string_view bytes);
+  // Removes block `index` of `object`; true if it was there (in this folder, whichever process
+  // kept it).
+  bool Drop(std::string_view object, uint64_t index);
 
   uint64_t bytes() const;
   uint64_t hits() const;

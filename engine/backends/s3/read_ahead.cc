@@ -181,6 +181,15 @@ void ReadAhead::Consumed(uint64_t stream, uint64_t chunk_end, uint64_t end,
   }
 }
 
+bool ReadAhead::Forget() const {
+  std::vector<Chunk> retired;  // Destroyed after the lock is released (see Retire).
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Stream& s : streams_) Retire(s, &retired);
+  streams_.clear();
+  random_end_ = 0;
+  return !retired.empty();
+}
+
 void ReadAhead::DropStream(uint64_t stream, std::vector<Chunk>* retired) const {
   for (Stream& s : streams_) {
     if (s.id == stream) Retire(s, retired);

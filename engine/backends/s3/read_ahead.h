@@ -59,6 +59,9 @@ class ReadAhead {
   void Prefetch(uint64_t offset, uint64_t length) const;
   // RandomAccessFile::Lend: the range if it lies within one range a stream fetched.
   StatusOr<RandomAccessFile::Loan> Lend(uint64_t offset, size_t n) const;
+  // Drops every stream and the bytes it fetched (RandomAccessFile::DropCached); true if one
+  // held any. Reads after it fetch anew.
+  bool Forget() const;
 
  private:
   struct Bytes;

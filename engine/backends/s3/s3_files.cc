@@ -118,6 +118,19 @@ struct ObjectState {
     return Status::OK();
   }
 
+  // Removes every block of this object kept in the cache (of the version read, and the version
+  // record); true if one was there.
+  bool DropBlocks() {
+    const std::string version = Etag();
+    if (!cache || version.empty()) return false;
+    bool dropped = cache->Drop(CacheId(""), kVersionRecord);
+    const std::string id = CacheId(version);
+    const uint64_t kB = BlockCache::kBlockBytes;
+    for (uint64_t b = 0; b * kB < declared; ++b) dropped = cache->Drop(id, b) || dropped;
+    recorded = false;
+    return dropped;
+  }
+
   // Reads [offset, offset + dst.size()): from the cache if every block is there, else by one
   // GET, which for a random read is widened to whole blocks that then go into the cache. A
   // stream's ranges are not kept: they arrive at network speed, and writing them out would
@@ -164,6 +177,10 @@ class S3DataFile final : public BackupDataFile {
     ahead_.Prefetch(offset, length);
   }
   StatusOr<Loan> Lend(uint64_t offset, size_t n) const override { return ahead_.Lend(offset, n); }
+  bool DropCached() const override {
+    const bool streamed = ahead_.Forget();
+    return state_->DropBlocks() || streamed;
+  }
   const std::string& display_name() const override { return state_->display; }
   StoredObject Stored() const override { return {&kObjectKind, state_}; }
   static constexpr char kObjectKind = 0;  // Its address tags S3DataFile's stored objects.

@@ -79,6 +79,20 @@ TEST_F(BlockCacheTest, APartOfABlockReadsOnlyItsPiecesAndChecksThem) {
       << "another length";
 }
 
+TEST_F(BlockCacheTest, DropRemovesOneBlockOfOneObject) {
+  auto cache = BlockCache::Open(dir_, 10 << 20);
+  cache->Put("o\nv1", 0, Bytes('a', 1000));
+  cache->Put("o\nv1", 1, Bytes('b', 1000));
+  EXPECT_TRUE(cache->Drop("o\nv1", 1));
+  EXPECT_FALSE(cache->Drop("o\nv1", 1)) << "no longer there";
+  EXPECT_FALSE(cache->Drop("o\nv2", 0)) << "another version's";
+  std::string got(1000, '\0');
+  EXPECT_FALSE(cache->Get("o\nv1", 1, {got.data(), got.size()}));
+  EXPECT_TRUE(cache->Get("o\nv1", 0, {got.data(), got.size()}));
+  EXPECT_EQ(Files().size(), 1u);
+  EXPECT_EQ(cache->bytes(), Files().size() * std::filesystem::file_size(Files()[0]));
+}
+
 TEST_F(BlockCacheTest, StaysWithinItsCapacityDroppingTheLeastRecentlyUsed) {
   auto cache = BlockCache::Open(dir_, 3 * 1200);
   std::string got(1000, '\0');

@@ -108,6 +108,24 @@ TEST(ReadAheadTest, AFailedRangeFailsOnceThenIsFetchedAgain) {
   EXPECT_TRUE(FakeObject::Right(0, buf));
 }
 
+TEST(ReadAheadTest, ForgetDropsWhatStreamsFetched) {
+  FakeObject obj{16 << 20};
+  ReadAhead r(obj.size, obj.Fetch());
+  EXPECT_FALSE(r.Forget()) << "nothing fetched yet";
+  std::string buf(128 << 10, '\0');
+  for (uint64_t off = 0; off < (4 << 20); off += buf.size()) {
+    ASSERT_TRUE(r.ReadAt(off, {buf.data(), buf.size()}).ok());
+  }
+  ASSERT_FALSE(r.Lend(4 << 20, 4096)->bytes.empty()) << "the stream fetched ahead";
+  EXPECT_TRUE(r.Forget());
+  EXPECT_TRUE(r.Lend(4 << 20, 4096)->bytes.empty()) << "nothing is lent from before";
+  const uint64_t before = obj.bytes;
+  auto n = r.ReadAt(0, {buf.data(), buf.size()});
+  ASSERT_TRUE(n.ok());
+  EXPECT_TRUE(FakeObject::Right(0, buf));
+  EXPECT_GT(obj.bytes.load(), before) << "fetched again";
+}
+
 TEST(ReadAheadTest, ConcurrentReadersGetTheirBytes) {
   FakeObject obj{32 << 20};
   ReadAhead r(obj.size, obj.Fetch());
