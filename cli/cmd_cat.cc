@@ -10,7 +10,8 @@ namespace stitchfs::cli {
 namespace {
 
 constexpr char kDroppedCopies[] =
-    "; some of its bytes came from copies kept on the way (the object store's block cache or "
+    "; some of its bytes may have come from copies kept on the way (the object store's block cache "
+    "or "
     "read-ahead), now dropped: a new read fetches them from the storage";
 
 }  // namespace

@@ -42,11 +42,12 @@ class CheckedRead {
       if (buffer != nullptr) return check->AcceptAnswered(at_, *buffer, bytes.size());
       return check->AcceptAnswered(at_, bytes);  // (Not the end: always OK.)
     }
-    engine::Status s = check->Accept(at_, bytes);
-    if (!s.ok() && reader_.DropCached()) {
+    bool found_now = false;
+    engine::Status s = check->Accept(at_, bytes, &found_now);
+    if (!s.ok() && found_now && reader_.DropCached()) {  // (Once: later reads keep the verdict.)
       s = s.WithSuffix(
-          "; some of its bytes came from copies kept on the way (the object store's block cache "
-          "or read-ahead), now dropped: a new mount reads them from the storage");
+          "; some of its bytes may have come from copies kept on the way (the object store's "
+          "block cache or read-ahead), now dropped: a new mount reads them from the storage");
     }
     if (!s.ok()) {
       Ns(req).NoteDamaged(ino, s);

@@ -188,7 +188,7 @@ void SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes,
   }
 }
 
-engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes) {
+engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes, bool* found_now) {
   std::unique_lock<std::mutex> lock(mu_);
   if (auto it = reading_.find(offset); it != reading_.end()) reading_.erase(it);
   const uint64_t end = offset + bytes.size();
@@ -203,6 +203,7 @@ engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes) 
   FeedFrom(lock, bytes);
   if (stopped_ || next_ < check_->size()) return engine::Status::OK();
   result_ = check_->Finish();
+  if (found_now != nullptr) *found_now = true;
   return *result_;
 }
 

@@ -79,7 +79,8 @@ class SequentialCheck {
   // if they complete the file and its checksum does not match, and for any later read of the
   // file's last bytes: that read must fail. OK otherwise. Reads that leave bytes unread (a seek,
   // pages already cached) stop the check for this open file; that is never an error.
-  engine::Status Accept(uint64_t offset, std::string_view bytes);
+  // `*found_now`, if given, is set when this read completed the file (the verdict is new).
+  engine::Status Accept(uint64_t offset, std::string_view bytes, bool* found_now = nullptr);
   // Any other read, already answered: its first `length` bytes of `buffer`. Ahead of the reads
   // before it, it keeps the buffer for their turn (`buffer` is then empty: Reserve takes
   // another). Never throws: what it cannot do (memory) stops the check.

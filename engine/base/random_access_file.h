@@ -63,10 +63,11 @@ class RandomAccessFile {
   };
   virtual StoredObject Stored() const { return {}; }
 
-  // Forgets every copy of this file's bytes kept outside the storage they come from (an object
+  // Forgets the copies of this file's bytes kept outside the storage they come from (an object
   // store's block cache on disk, its read-ahead in memory), so that the next read fetches them
-  // from the storage again; true if there was such a copy. Called when the bytes read fail
-  // their checksum: the copy may be what is wrong (bytes changed on the way that were kept).
+  // from the storage again; true if bytes read since the last call may have come from such a
+  // copy. Called when the bytes read fail their checksum: the copy may be what is wrong (bytes
+  // changed on the way that were kept).
   virtual bool DropCached() const { return false; }
 
  protected:

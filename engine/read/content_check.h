@@ -53,9 +53,9 @@ class ContentCheck {
 // (ContentCheck): OK, kBackupDamaged (the wrong length or bytes), or the read's error.
 // `piece`, if set, hears of each piece's length as it is read. A stop asked for (CheckStop)
 // ends it with that status. `copy`: `file` is a copy made elsewhere, not the chain's
-// (FinishCopy's message). Bytes that fail their checksum after some were served from a copy kept
-// on the way (RandomAccessFile::DropCached) are read once more from the storage (`piece` hears
-// only of the first read).
+// (FinishCopy's message). Bytes that fail their checksum when some may have come from a copy
+// kept on the way (RandomAccessFile::DropCached) are read once more from the storage (`piece`
+// hears only of the first read).
 Status CheckFile(const ResolvedBackup& chain, size_t entry, const RandomAccessFile& file,
                  std::span<char> buf, const std::function<void(uint64_t)>& piece = {},
                  bool copy = false);

@@ -100,7 +100,7 @@ Status CheckWritten(const ResolvedBackup& chain, size_t idx, int fd, char* buf) 
 }
 
 // Copies entry `idx` into `out` (an empty file) and checks what was written. Bytes that fail
-// their checksum after some came from a copy kept on the way (RandomAccessFile::DropCached) are
+// their checksum when some may have come from a copy kept on the way (DropCached) are
 // copied once more from the storage.
 Status CopyChecked(const ResolvedBackup& chain, size_t idx, WritableFile& out, char* buf,
                    const std::string& name, const CopyProgress& progress) {

@@ -47,12 +47,16 @@ TEST_F(SequentialCheckTest, TheReadThatCompletesABadFileFails) {
   auto check = CheckOf(backup_);
   ASSERT_OK(check->Accept(0, std::string_view(bad).substr(0, 5000)));
   ASSERT_OK(check->Accept(5000, std::string_view(bad).substr(5000, 3000)));
-  engine::Status last = check->Accept(8000, std::string_view(bad).substr(8000));
+  bool found_now = false;
+  engine::Status last = check->Accept(8000, std::string_view(bad).substr(8000), &found_now);
   EXPECT_EQ(last.code(), ErrorCode::kBackupDamaged);
+  EXPECT_TRUE(found_now);
   EXPECT_NE(last.message().find("b0, bytes [0, 8000)"), std::string::npos) << last.ToString();
-  EXPECT_EQ(check->Accept(8000, std::string_view(bad).substr(8000)).code(),
+  found_now = false;
+  EXPECT_EQ(check->Accept(8000, std::string_view(bad).substr(8000), &found_now).code(),
             ErrorCode::kBackupDamaged)
       << "a re-read of the end fails again";
+  EXPECT_FALSE(found_now) << "with the verdict found before";
   EXPECT_OK(check->Accept(0, std::string_view(bad).substr(0, 100)));  // Other reads do not.
 }
 

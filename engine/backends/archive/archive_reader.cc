@@ -59,13 +59,11 @@ StatusOr<std::shared_ptr<const ArchiveReader>> ArchiveReader::Open(
 }
 
 bool ArchiveReader::DropCached() const {
-  bool kept = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    kept = chunks_.size() > 0;
     chunks_.Clear();
   }
-  return file_->DropCached() || kept;
+  return file_->DropCached();
 }
 
 std::unique_ptr<RandomAccessFile> ArchiveReader::OpenMember(const ArchiveMember& m) const {

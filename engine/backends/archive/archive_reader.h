@@ -34,8 +34,9 @@ class ArchiveReader : public std::enable_shared_from_this<ArchiveReader> {
   std::unique_ptr<RandomAccessFile> OpenMember(const ArchiveMember& m) const;
   // Reads `dst.size()` bytes of stream `s` of index() from `offset` (within its out_size).
   Status ReadStream(const ArchiveStream& s, uint64_t offset, std::span<char> dst) const;
-  // RandomAccessFile::DropCached of the archive's file, and the decoded chunks kept in memory
-  // (a decoded stream kept on disk stays: it was checked as a whole when it was made).
+  // RandomAccessFile::DropCached of the archive's file (its answer), and the decoded chunks kept
+  // in memory. A decoded stream kept on disk stays: it was made once, when the archive was
+  // first indexed, from a read of the whole archive that kept nothing on the way.
   bool DropCached() const;
 
   ArchiveReader(std::shared_ptr<const RandomAccessFile> file, ArchiveIndex index, UniqueFd stream,

@@ -181,21 +181,20 @@ void BlockCache::Put(std::string_view object, uint64_t index, std::string_view b
   const bool written =
       WriteFully(fd.get(), {reinterpret_cast<const char*>(&h), sizeof h}, tmp).ok() &&
       WriteFully(fd.get(), bytes, tmp).ok() && fd.Close(tmp.c_str()).ok();
+  std::lock_guard<std::mutex> lock(mu_);  // The rename and its Touch are one step for Drop.
   if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
     ::unlink(tmp.c_str());
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
   Touch(name, sizeof h + bytes.size());
   Evict();
 }
 
 bool BlockCache::Drop(std::string_view object, uint64_t index) {
   const std::string name = NameOf(KeyOf(object, index));
-  const bool removed = ::unlink((dir_ + "/" + name).c_str()) == 0;
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(mu_);  // (Not between a Put's rename and its Touch.)
   Forget(name);
-  return removed;
+  return ::unlink((dir_ + "/" + name).c_str()) == 0;
 }
 
 uint64_t BlockCache::bytes() const {

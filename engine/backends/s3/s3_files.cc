@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "engine/backends/s3/block_cache.h"
 #include "engine/backends/s3/read_ahead.h"
@@ -21,7 +22,15 @@ struct ObjectState {
   std::shared_ptr<BlockCache> cache;  // May be null.
   std::mutex mu;
   std::string etag;                   // Empty until the first answer.
+  std::set<uint64_t> kept;            // Blocks read from or put in the cache (guarded by mu).
+  bool served = false;                // A read was served from the cache (guarded by mu).
   std::atomic<bool> recorded{false};  // The cache's version record names `etag`.
+
+  void Kept(uint64_t first, uint64_t end, bool read) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (uint64_t b = first; b < end; ++b) kept.insert(b);
+    served = served || read;
+  }
 
   std::string Etag() {
     std::lock_guard<std::mutex> lock(mu);
@@ -75,7 +84,8 @@ struct ObjectState {
   bool FromCache(const std::string& version, uint64_t offset, std::span<char> dst) {
     const uint64_t kB = BlockCache::kBlockBytes;
     const std::string id = CacheId(version);
-    for (uint64_t b = offset / kB; b * kB < offset + dst.size(); ++b) {
+    uint64_t b = offset / kB;
+    for (; b * kB < offset + dst.size(); ++b) {
       const uint64_t from = std::max(offset, b * kB),
                      to = std::min(offset + dst.size(), b * kB + BlockLength(b));
       if (!cache->Get(id, b, BlockLength(b), from - b * kB,
@@ -83,6 +93,7 @@ struct ObjectState {
         return false;
       }
     }
+    Kept(offset / kB, b, /*read=*/true);
     return true;
   }
 
@@ -118,17 +129,22 @@ struct ObjectState {
     return Status::OK();
   }
 
-  // Removes every block of this object kept in the cache (of the version read, and the version
-  // record); true if one was there.
+  // Removes the blocks of this object this file read from or put in the cache; true if a read
+  // was served from the cache since the last drop.
   bool DropBlocks() {
-    const std::string version = Etag();
-    if (!cache || version.empty()) return false;
-    bool dropped = cache->Drop(CacheId(""), kVersionRecord);
+    if (!cache) return false;
+    std::set<uint64_t> blocks;
+    bool was_served = false;
+    std::string version;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      blocks.swap(kept);
+      std::swap(was_served, served);
+      version = etag;
+    }
     const std::string id = CacheId(version);
-    const uint64_t kB = BlockCache::kBlockBytes;
-    for (uint64_t b = 0; b * kB < declared; ++b) dropped = cache->Drop(id, b) || dropped;
-    recorded = false;
-    return dropped;
+    for (uint64_t b : blocks) cache->Drop(id, b);
+    return was_served;
   }
 
   // Reads [offset, offset + dst.size()): from the cache if every block is there, else by one
@@ -159,6 +175,7 @@ struct ObjectState {
     for (uint64_t b = first / kB; b * kB < end; ++b) {
       cache->Put(id, b, {into.data() + (b * kB - first), BlockLength(b)});
     }
+    Kept(first / kB, (end + kB - 1) / kB, /*read=*/false);
     return Status::OK();
   }
 };
