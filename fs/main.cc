@@ -18,6 +18,7 @@
 #include "engine/backends/routing_storage.h"
 #include "engine/base/cache_dir.h"
 #include "engine/base/error_table.h"
+#include "engine/base/polled_read.h"
 #include "engine/base/progress_bar.h"
 #include "engine/format/manifest_cache.h"
 #include "engine/location/location.h"
@@ -40,6 +41,10 @@ namespace sfs = stitchfs::fs;
 namespace eng = stitchfs::engine;
 
 namespace {
+
+// Reads up to this long poll for their pages (PolledRead): random reads and small files; a
+// stream's 1 MiB reads sleep (polling through them would take the CPU their copies need).
+constexpr uint64_t kPolledReadBytes = 128 << 10;
 
 struct SessionDeleter {
   void operator()(fuse_session* s) const { fuse_session_destroy(s); }
@@ -215,6 +220,11 @@ int main(int argc, char** argv) {
   } else if (char* real_backup = ::realpath(o.backup.c_str(), nullptr)) {
     o.backup = real_backup;  // The daemon changes folder; a store is read after that.
     std::free(real_backup);
+  }
+  if (o.spin_us > 0) {
+    // A serving thread that polls for its next request polls for a small read's pages too.
+    eng::SetReadPolling(
+        {.max_bytes = kPolledReadBytes, .budget = std::chrono::microseconds(o.spin_us)});
   }
   sfs::MountContext state;
   state.foreground = o.foreground;

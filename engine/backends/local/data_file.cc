@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "engine/base/polled_read.h"
 #include "engine/base/posix_file.h"
 
 namespace stitchfs::engine {
@@ -87,7 +88,7 @@ void DataFile::Prefetch(uint64_t offset, uint64_t length) const {
 
 Status DataFile::ReadExact(uint64_t offset, std::span<char> dst) const {
   ASSIGN_OR_RETURN(auto fd, Fd());
-  return PreadFully(fd->get(), offset, dst, display_);
+  return PolledRead(fd->get(), offset, dst, display_);
 }
 
 }  // namespace stitchfs::engine
