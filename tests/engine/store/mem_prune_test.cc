@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "engine/base/interrupt.h"
 #include "engine/read/open_resolved.h"
 #include "engine/store/prune.h"
 #include "engine/write/flatten.h"
@@ -247,6 +248,31 @@ TEST_F(MemPruneTest, ACopyMissingWhenReadBackIsTheCopysFault) {
   EXPECT_NE(flat.status().message().find("the backup's own bytes read right"), std::string::npos)
       << flat.status().ToString();
   EXPECT_FALSE(mem_->Get(At("flat/.backup")));
+}
+
+// A stop asked for (Ctrl-C: RequestStop) while the copy is being read back ends the flatten,
+// and no manifest is written after it: no backup is left. (In a child process: a stop is
+// process-wide and cannot be taken back.)
+TEST_F(MemPruneTest, AStopDuringTheReadBackLeavesNoCopy) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  WriteChain();
+  EXPECT_EXIT(
+      {
+        auto plan = std::make_shared<FaultPlan>();
+        plan->Add({Call::kReadBack, 1, FaultAction::kStall});
+        std::thread stop([plan] {
+          if (plan->WaitStalled(std::chrono::seconds(30))) RequestStop();
+          plan->Release();
+        });
+        auto flat = FlattenThrough(plan);
+        stop.join();
+        const bool stopped = !flat.ok() &&
+                             flat.status().message().find("interrupted") != std::string::npos &&
+                             !mem_->Get(At("flat/.backup"));
+        std::fprintf(stderr, "%s\n", flat.status().ToString().c_str());
+        std::exit(stopped ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "interrupted");
 }
 
 // A prune whose flatten in place reads its copy back wrong takes nothing out: every backup
