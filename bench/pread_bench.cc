@@ -38,12 +38,16 @@ int main(int argc, char** argv) {
       std::vector<char> buf(block);
       for (long i = 0; i < reads; ++i) {
         const off_t at = static_cast<off_t>((rng() % blocks) * block);
-        iovec v{buf.data(), block};
-        ssize_t n;
-        while (poll && (n = ::preadv2(fd, &v, 1, at, RWF_NOWAIT)) < 0 && errno == EAGAIN) {
+        size_t done = 0;
+        while (poll && done < block) {  // (A block of several pages may come in parts.)
+          iovec v{buf.data() + done, block - done};
+          const ssize_t n = ::preadv2(fd, &v, 1, at + static_cast<off_t>(done), RWF_NOWAIT);
+          if (n <= 0 && !(n < 0 && errno == EAGAIN)) std::abort();
+          if (n > 0) done += static_cast<size_t>(n);
         }
-        if (!poll) n = ::pread(fd, buf.data(), block, at);
-        if (n != static_cast<ssize_t>(block)) std::abort();
+        if (!poll && ::pread(fd, buf.data(), block, at) != static_cast<ssize_t>(block)) {
+          std::abort();
+        }
       }
       ::close(fd);
     });
