@@ -1,9 +1,9 @@
 // PageTrim: a mount's resident set kept to what it touched lately. The manifests a mount reads
 // are mapped (the manifest cache's files), and every page a tree walk touches would stay in the
 // daemon's resident set for as long as it runs, though the page cache holds those bytes anyway.
-// A second after the mount was last busy, and every second while it stays busy, the mapped pages
-// are released (engine::SharedBytes::ReleaseMappedPages); the next touch maps them back from the
-// page cache (a minor fault). An idle mount wakes no thread. FUSE-free.
+// Half a second after the mount was last busy, and every half second while it stays busy, the
+// mapped pages are released (engine::SharedBytes::ReleaseMappedPages); the next touch maps them
+// back from the page cache (a minor fault). An idle mount wakes no thread. FUSE-free.
 #pragma once
 
 #include <atomic>
@@ -17,7 +17,7 @@ namespace stitchfs::fs {
 // Thread-safe.
 class PageTrim {
  public:
-  explicit PageTrim(std::chrono::milliseconds period = std::chrono::seconds(1));
+  explicit PageTrim(std::chrono::milliseconds period = std::chrono::milliseconds(500));
   ~PageTrim();
   PageTrim(const PageTrim&) = delete;
   PageTrim& operator=(const PageTrim&) = delete;
