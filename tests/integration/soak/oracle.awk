@@ -7,7 +7,10 @@
 #                           the period PREFIX names (YYYY, YYYY-MM, ..., YYYY-MM-DDThh:mm:ss)
 # (Times are printed with %.0f: mawk's %d stops at 2^31.)
 # Changes that ended before ta are applied; then each change overlapping [ta, tb] is applied in
-# turn, and the answer is looked up before and after each. Output:
+# turn, and the answer is looked up before and after each; then the same again with those
+# changes in the reverse order, since changes that overlap may land in any order (a prune
+# removes a chain's children before their bases, so at/ may meet the base for a moment).
+# Output:
 #   stable NAME UUID TS   one answer throughout, and that backup untouched (flattening in place
 #                         does not count: it must be invisible)
 #   absent                no such backup throughout
@@ -42,23 +45,37 @@ function resolve(   x, best) {
   }
   return best == "" ? "- - -" : best " " su[best] " " st[best]
 }
+function see(   r) {
+  r = resolve()
+  if (!(r in seen)) { seen[r] = 1; nseen++ }
+}
+# Applies the overlapping changes ov[from..to] (step `dir`), looking the answer up after each.
+function replay(from, to, dir,   i, k) {
+  for (i = from; dir > 0 ? i <= to : i >= to; i += dir) {
+    k = ov[i]
+    if (gap[k]) {  # A replacement by two renames: a moment without the name first.
+      delete su[nm[k]]; delete st[nm[k]]
+      see()
+    }
+    apply(k)
+    see()
+  }
+}
 END {
   for (k = 1; k <= n; k++) if (e[k] < ta) apply(k)
+  for (x in su) { su0[x] = su[x]; st0[x] = st[x] }
   first = resolve(); seen[first] = 1; nseen = 1
   for (k = 1; k <= n; k++) {
     if (e[k] < ta || b[k] > tb) continue
     changes = changes sprintf("change %s %s %s %.0f %.0f\n", id[k], op[k], nm[k], b[k], e[k])
     if (op[k] == "flat") continue
     touched[nm[k]] = 1
-    if (gap[k]) {  # A replacement by two renames: a moment without the name first.
-      delete su[nm[k]]; delete st[nm[k]]
-      r = resolve()
-      if (!(r in seen)) { seen[r] = 1; nseen++ }
-    }
-    apply(k)
-    r = resolve()
-    if (!(r in seen)) { seen[r] = 1; nseen++ }
+    ov[++m] = k
   }
+  replay(1, m, 1)
+  for (x in su) { delete su[x]; delete st[x] }
+  for (x in su0) { su[x] = su0[x]; st[x] = st0[x] }
+  replay(m, 1, -1)
   split(first, f, " ")
   if (nseen == 1 && f[1] == "-") print "absent"
   else if (nseen == 1 && !(f[1] in touched)) print "stable", first
