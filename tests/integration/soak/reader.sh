@@ -53,7 +53,8 @@ whose() {
   for g in $(awk -v n="$3" '$2 == "E" && ($4 == "add" || $4 == "repl") && $5 == n { print $6 }' "$EVENTS"); do
     same_file "$1" "$2" "$g" && { echo "$3's generation $g"; return; }
   done
-  echo "backup $2, not of $3"
+  g=$(awk -v u="$2" '$2 == "E" && ($4 == "add" || $4 == "repl") && $6 == u { print $5; exit }' "$EVENTS")
+  echo "backup $2${g:+ (folder $g)}, not of $3"
 }
 
 # read_all PATH CLAIM: copies every file of the backup at PATH and writes one line per file to
