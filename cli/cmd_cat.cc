@@ -1,20 +1,13 @@
 // stitch cat BACKUP PATH: the file's bytes, stitched through the chain, to stdout, checked
 // against the manifest's checksum as they go (a mismatch: exit 20 after the bytes).
 #include <memory>
+#include <string>
 
 #include "cli/commands.h"
 #include "engine/base/error_table.h"
 #include "engine/read/content_check.h"
 
 namespace stitchfs::cli {
-namespace {
-
-constexpr char kDroppedCopies[] =
-    "; some of its bytes may have come from copies kept on the way (the object store's block cache "
-    "or "
-    "read-ahead), now dropped: a new read fetches them from the storage";
-
-}  // namespace
 
 int CmdCat(int argc, char** argv) {
   Args args;
@@ -43,7 +36,10 @@ int CmdCat(int argc, char** argv) {
   }
   if (auto s = check.Finish(); !s.ok()) {
     // The bytes are out: what can be done is that the next read does not get them again.
-    if ((*file)->DropCached()) s = s.WithSuffix(kDroppedCopies);
+    if ((*file)->DropCached()) {
+      s = s.WithSuffix(std::string(engine::kKeptCopiesDropped) +
+                       ": a new read fetches them from the storage");
+    }
     return Fail(s);
   }
   return engine::kExitOk;

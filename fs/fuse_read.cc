@@ -2,8 +2,10 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
+#include "engine/read/content_check.h"
 #include "fs/fuse_request.h"
 #include "fs/sequential_check.h"
 #include "fs/walk_ahead.h"
@@ -45,9 +47,8 @@ class CheckedRead {
     bool found_now = false;
     engine::Status s = check->Accept(at_, bytes, &found_now);
     if (!s.ok() && found_now && reader_.DropCached()) {  // (Once: later reads keep the verdict.)
-      s = s.WithSuffix(
-          "; some of its bytes may have come from copies kept on the way (the object store's "
-          "block cache or read-ahead), now dropped: a new mount reads them from the storage");
+      s = s.WithSuffix(std::string(engine::kKeptCopiesDropped) +
+                       ": a new mount reads them from the storage");
     }
     if (!s.ok()) {
       Ns(req).NoteDamaged(ino, s);

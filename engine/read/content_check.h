@@ -56,6 +56,12 @@ class ContentCheck {
 // (FinishCopy's message). Bytes that fail their checksum when some may have come from a copy
 // kept on the way (RandomAccessFile::DropCached) are read once more from the storage (`piece`
 // hears only of the first read).
+// What a reader that has handed a wrong file's bytes out already (cat, the mount) adds to the
+// error once DropCached said some may have come from copies kept on the way.
+inline constexpr char kKeptCopiesDropped[] =
+    "; some of its bytes may have come from copies kept on the way (the object store's block "
+    "cache or read-ahead), now dropped";
+
 Status CheckFile(const ResolvedBackup& chain, size_t entry, const RandomAccessFile& file,
                  std::span<char> buf, const std::function<void(uint64_t)>& piece = {},
                  bool copy = false);
