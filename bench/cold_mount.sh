@@ -40,11 +40,7 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" = 0 ] || { echo "bench/cold_mount.sh drops the page cache: run it as root" >&2; exit 2; }
 setup
-if [ -z "$keep" ]; then keep=$work/keep; fi
-data=$keep/run-s1-d3-v1
-if [ ! -f "$data/done" ]; then
-  bash "$ROOT/bench/run.sh" --keep "$keep" --repeat 1 --no-peers >/dev/null
-fi
+kept_chain "$keep"
 STITCHFS=$BUILD/fs/stitchfs
 top=$data/store/day3
 M=$work/mnt

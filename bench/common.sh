@@ -72,3 +72,11 @@ setup() {
   work=$(mktemp -d /var/tmp/stitch-bench.XXXXXX)
   trap 'rm -rf "$work"' EXIT
 }
+
+# kept_chain DIR: sets `data` to bench/run.sh's chain kept under DIR (scale 1, 3 days), built
+# there when missing; DIR empty: under $work (after setup), gone on exit.
+kept_chain() {
+  local keep=${1:-$work/keep}
+  data=$keep/run-s1-d3-v1
+  [ -f "$data/done" ] || bash "$ROOT/bench/run.sh" --keep "$keep" --repeat 1 --no-peers >/dev/null
+}
