@@ -57,8 +57,6 @@ Status CopySegment(const RandomAccessFile& src, uint64_t off, uint64_t len, Writ
 
 }  // namespace
 
-namespace {
-
 Status CopySegments(const std::vector<Segment>& segments, WritableFile& out, char* buf,
                     const std::string& what, const CopyProgress& progress) {
   for (const Segment& s : segments) {
@@ -66,8 +64,6 @@ Status CopySegments(const std::vector<Segment>& segments, WritableFile& out, cha
   }
   return Status::OK();
 }
-
-}  // namespace
 
 Status CopyEntry(const ResolvedBackup& backup, size_t idx, WritableFile& out, char* buf,
                  const std::string& what, const CopyProgress& progress) {

@@ -36,6 +36,10 @@ using CopyProgress = std::function<void(uint64_t bytes)>;
 // `progress` hears of every 64 MiB at most.
 Status CopyEntry(const ResolvedBackup& chain, size_t idx, WritableFile& out, char* buf,
                  const std::string& what, const CopyProgress& progress = {});
+// The same from `segments` (ResolvedBackup::OpenSegments), which a caller holds to copy them
+// again, or to drop what they kept (RandomAccessFile::DropCached).
+Status CopySegments(const std::vector<Segment>& segments, WritableFile& out, char* buf,
+                    const std::string& what, const CopyProgress& progress = {});
 
 // Restores the selected entries. Each file is written to a temporary name beside its final one,
 // read back and checked against its manifest's checksum (ContentCheck: a mismatch is

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 
+#include "engine/base/concat_file.h"
 #include "engine/base/interrupt.h"
 #include "engine/base/posix_file.h"
 #include "engine/base/uuid.h"
@@ -20,12 +21,15 @@
 namespace stitchfs::engine {
 namespace {
 
-// Data file `name`, just written with entry `idx`'s bytes, read back from the storage and
-// checked against the manifest before anything relies on it. On a mismatch the entry is read
-// once more from the backup to tell whose bytes are bad: the backup's (kBackupDamaged, naming
-// the backups that may hold them), or the copy's (kIOError, as a failed write).
-Status CheckCopy(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
-                 const std::string& name, char* buf, const CopyProgress& progress) {
+// Data file `name`, just written with entry `idx`'s bytes (copied from `segments`), read back
+// from the storage and checked against the manifest before anything relies on it. On a mismatch
+// the copies `segments` kept on the way are dropped and the entry is read once more from the
+// backup to tell whose bytes are bad: the backup's (kBackupDamaged, naming the backups that may
+// hold them), or the copy's (kIOError, as a failed write). `*copy_again` is set when the backup
+// reads right and the copied bytes may have come from a copy kept on the way.
+Status CheckCopy(const ResolvedBackup& chain, size_t idx, const std::vector<Segment>& segments,
+                 BackupWriter& writer, const std::string& name, char* buf,
+                 const CopyProgress& progress, bool* copy_again) {
   const std::span<char> span(buf, kCopyBuffer);
   const FileEntry e = chain.top().manifest().entry(idx);
   const std::string what = chain.top().Prefix() + "the copy of file \"" + std::string(e.name) +
@@ -39,6 +43,7 @@ Status CheckCopy(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
     return copied.WithPrefix(what + "cannot be read back: ");
   }
   const std::string wrong = what + "reads back wrong (" + copied.message() + "); ";
+  const bool kept = ConcatFile(segments).DropCached();  // Before the read below drops them.
   auto source = chain.OpenEntry(idx);
   Status again = source.ok() ? CheckFile(chain, idx, **source, span) : source.status();
   if (again.code() == ErrorCode::kBackupDamaged) return again;  // The backup's own bytes.
@@ -49,6 +54,7 @@ Status CheckCopy(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
                       again.ToString(),
                   EIO);
   }
+  *copy_again = kept;
   return Status(ErrorCode::kIOError,
                 wrong +
                     "the backup's own bytes read right, so they went wrong on the way (read, "
@@ -56,13 +62,27 @@ Status CheckCopy(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
                 EIO);
 }
 
-// Writes the whole content of entry `idx` as the new data file `name`, and checks it.
+// Writes the whole content of entry `idx` as the new data file `name`, and checks it. A copy
+// that reads back wrong while the backup reads right, when the bytes copied may have come from
+// copies kept on the way (RandomAccessFile::DropCached: a block cache that kept bytes changed in
+// transit), is made once more from the storage, in place of the first.
 Status WriteDataFile(const ResolvedBackup& chain, size_t idx, BackupWriter& writer,
                      const std::string& name, char* buf, const CopyProgress& progress) {
+  // The segments' files are held through both copies: what they kept is what is dropped.
+  ASSIGN_OR_RETURN(std::vector<Segment> segments, chain.OpenSegments(idx));
   ASSIGN_OR_RETURN(auto out, writer.CreateDataFile(name));
-  RETURN_IF_ERROR(CopyEntry(chain, idx, *out, buf, name, progress));
+  RETURN_IF_ERROR(CopySegments(segments, *out, buf, name, progress));
   RETURN_IF_ERROR(out->Close());
-  return CheckCopy(chain, idx, writer, name, buf, progress);
+  bool copy_again = false;
+  Status s = CheckCopy(chain, idx, segments, writer, name, buf, progress, &copy_again);
+  if (!copy_again) return s;
+  const std::string id = "copy-again-" + std::to_string(idx);  // Staged, then put over the first.
+  ASSIGN_OR_RETURN(auto again, writer.CreateStaged(id, name));
+  RETURN_IF_ERROR(CopySegments(segments, *again, buf, name));
+  RETURN_IF_ERROR(again->Close());
+  RETURN_IF_ERROR(writer.Publish(id, name));
+  return CheckCopy(chain, idx, segments, writer, name, buf, {}, &copy_again)
+      .WithSuffix(" (copied twice, the second time with nothing cached)");
 }
 
 }  // namespace

@@ -182,8 +182,8 @@ drop flatx/b1
 # --- Bytes changed on the way and kept in the block cache -----------------------------------
 # A random read through a mount is widened to whole 1 MiB blocks, which the block cache keeps:
 # bytes no checksum can tell right alone. A whole read that finds the file wrong drops them:
-# verify and restore read the file again from the store and succeed, cat fails once (its bytes
-# are out) and the next cat is right, a mount answers EIO and a new one reads right.
+# verify, restore and flatten read the file again from the store and succeed, cat fails once
+# (its bytes are out) and the next cat is right, a mount answers EIO and a new one reads right.
 bc=$work/blocks
 mkdir -p "$work/mp"
 mounts+=("$work/mp")
@@ -211,6 +211,12 @@ check "restore copies the file again from the store and succeeds" \
   env STITCH_CACHE_DIR="$bc" "$STITCH" restore s3://stitch/ref/b1 "$work/restored"
 check "and the restore is exact" diff -r --no-dereference "$work/restored" "$src"
 rm -rf "$bc"
+check "poisoned again" poison
+rm -rf "$work/flatlocal"
+check "a flatten to a folder copies the file again from the store and succeeds" \
+  env STITCH_CACHE_DIR="$bc" "$STITCH" flatten s3://stitch/ref/b1 "$work/flatlocal"
+check "and the flattened copy is exact" same_backup "$work/flatlocal" "$src"
+rm -rf "$bc" "$work/flatlocal"
 check "poisoned again" poison
 expect_exit 20 "now dropped" -- env STITCH_CACHE_DIR="$bc" "$STITCH" cat s3://stitch/ref/b1 logs/app.log
 check "the next cat reads right" bash -c \

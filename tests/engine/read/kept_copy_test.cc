@@ -1,13 +1,14 @@
 // Bytes changed on the way and kept there (an object store's block cache): a whole read that
 // finds a file wrong drops what was kept (RandomAccessFile::DropCached) and reads the file once
-// more, so verify, restore and a flatten's check see the storage's bytes; bytes changed once and
-// not kept are still reported. The storage is a MemStorage under a FaultStorage whose plan
-// corrupts the first read of a data file (kCorruptKept or kCorrupt).
+// more (a flatten copies it once more), so verify, restore and flatten get the storage's
+// bytes; bytes changed once and not kept are still reported. The storage is a MemStorage under
+// a FaultStorage whose plan corrupts the first read of a data file (kCorruptKept or kCorrupt).
 #include <gtest/gtest.h>
 
 #include "engine/read/content_check.h"
 #include "engine/read/restore.h"
 #include "engine/read/verify.h"
+#include "engine/write/flatten.h"
 #include "tests/engine/backends/mem/mem_fixture.h"
 
 namespace stitchfs::engine {
@@ -88,6 +89,26 @@ TEST_F(KeptCopyTest, RestoreCopiesAFileAgainWithNothingKept) {
   EXPECT_EQ(plan_->fired(), 1);
   for (const auto& [name, bytes] : src_)
     EXPECT_EQ(testutil::ReadFile(dir_ / ("out/" + name)), bytes);
+}
+
+TEST_F(KeptCopyTest, FlattenCopiesAFileAgainWithNothingKept) {
+  auto chain = Open(FaultAction::kCorruptKept);
+  ASSERT_TRUE(chain);
+  // Written unwrapped: only the reads of b0 go wrong.
+  auto flat = FlattenBackup(*chain, At("flat"), false, *mem_);
+  ASSERT_TRUE(flat.ok()) << flat.status().ToString();
+  EXPECT_EQ(plan_->fired(), 1);
+  EXPECT_EQ(Check(mem_->NewProcess(), At("flat"), src_), "");
+}
+
+TEST_F(KeptCopyTest, AFlattenOfBytesWrongOnlyOnTheWayOutIsNotCopiedAgain) {
+  auto chain = Open(FaultAction::kCorrupt);
+  ASSERT_TRUE(chain);
+  // Nothing kept: the copy read back wrong is the copy's fault, as a failed write.
+  auto flat = FlattenBackup(*chain, At("flat"), false, *mem_);
+  EXPECT_EQ(flat.status().code(), ErrorCode::kIOError) << flat.status().ToString();
+  EXPECT_EQ(flat.status().message().find("copied twice"), std::string::npos);
+  EXPECT_NE(Check(mem_->NewProcess(), At("flat"), src_), "") << "no copy";
 }
 
 TEST_F(KeptCopyTest, AFileStillWrongWhenReadAgainSaysSo) {
