@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -35,6 +36,29 @@ StatusOr<ManifestHeader> ReadBackupHeader(const Storage& storage, const std::str
   *id = source.identity;
   *folder_id = folder->identity();
   return ReadManifestHeader(*source.bytes, folder->path());
+}
+
+Status CheckManifestReadsBack(const Storage& storage, const std::string& dir,
+                              std::string_view manifest) {
+  ASSIGN_OR_RETURN(auto folder, storage.OpenFolder(dir));
+  ASSIGN_OR_RETURN(ManifestSource source, storage.OpenManifest(*folder));
+  const std::string what = "the manifest written as " + folder->path() + "/.backup ";
+  const uint64_t size = source.bytes->size();
+  if (size != manifest.size()) {
+    return Status(ErrorCode::kIOError,
+                  what + "reads back " + std::to_string(size) + " bytes, " +
+                      std::to_string(manifest.size()) + " were written",
+                  EIO);
+  }
+  std::string back(manifest.size(), '\0');
+  RETURN_IF_ERROR(
+      source.bytes->ReadAt(0, back).status().WithPrefix(what + "cannot be read back: "));
+  const auto diff = std::mismatch(back.begin(), back.end(), manifest.begin());
+  if (diff.first == back.end()) return Status::OK();
+  return Status(ErrorCode::kIOError,
+                what + "reads back other bytes than were written (from byte " +
+                    std::to_string(diff.first - back.begin()) + ")",
+                EIO);
 }
 
 StatusOr<std::shared_ptr<const Backup>> BackupCache::Open(const Storage& storage,

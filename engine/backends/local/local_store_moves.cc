@@ -18,6 +18,7 @@
 #include "engine/base/folder_list.h"
 #include "engine/base/unique_fd.h"
 #include "engine/location/archive_kind.h"
+#include "engine/storage/backup.h"
 #include "engine/storage/store_moves.h"
 
 namespace fs = std::filesystem;
@@ -37,10 +38,16 @@ std::string WorkPath(const std::string& path, const char* suffix) {
       .string();
 }
 
-// Finishes the copy `w` in `tmp` and exchanges it with the backup at `path`; returns its bytes.
-StatusOr<uint64_t> SwapIn(BackupWriter& w, std::string_view manifest, const std::string& tmp,
-                          const std::string& path) {
+// Finishes the copy `w` in `tmp` of `storage`, reads its manifest back, and exchanges it with
+// the backup at `path`; returns its bytes.
+StatusOr<uint64_t> SwapIn(const Storage& storage, BackupWriter& w, std::string_view manifest,
+                          const std::string& tmp, const std::string& path) {
   RETURN_IF_ERROR(w.Finish(manifest));
+  if (Status s = CheckManifestReadsBack(storage, tmp, manifest); !s.ok()) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);  // Never a kept backup; a later prune removes it otherwise.
+    return s.WithSuffix("; the backup " + path + " was not replaced");
+  }
   const uint64_t written = DiskUsage({tmp})[0];
   if (::syscall(SYS_renameat2, AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) !=
       0) {
@@ -141,8 +148,9 @@ class LocalStoreMoves final : public StoreMoves {
     std::string notice;
     ASSIGN_OR_RETURN(auto copy, storage_.StartBackup(tmp, WriterIntent{uuid, "", ""}, &notice));
     return std::unique_ptr<StoreReplacement>(new CopyReplacement(
-        std::move(copy), "",
-        [tmp, path](BackupWriter& w, std::string_view m) { return SwapIn(w, m, tmp, path); }));
+        std::move(copy), "", [&storage = storage_, tmp, path](BackupWriter& w, std::string_view m) {
+          return SwapIn(storage, w, m, tmp, path);
+        }));
   }
 
   Status SetAside(const std::string& path) override {

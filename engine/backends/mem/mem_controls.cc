@@ -36,6 +36,11 @@ bool MemStorage::alive() const {
   return p_.disk->Alive(p_.session);
 }
 
+void MemStorage::CorruptNextManifest(const std::string& location) const {
+  std::lock_guard<std::mutex> lock(p_.disk->mu);
+  p_.disk->corrupt_manifests.insert(Normal(location));
+}
+
 void MemStorage::SetListingLag(size_t changes) const {
   std::lock_guard<std::mutex> lock(p_.disk->mu);
   p_.disk->listing_lag = changes;

@@ -45,7 +45,10 @@ struct MemDisk {
   std::map<uint64_t, uint64_t> writer_locks;  // `.lock` inode -> the session holding it.
   // Store path -> the session holding its prune lock, and the holder (a StoreMoves).
   std::map<std::string, std::pair<uint64_t, const void*>> prune_locks;
-  size_t listing_lag = 0;       // Changes a listing (ScanStore, a store's writers) lags.
+  size_t listing_lag = 0;  // Changes a listing (ScanStore, a store's writers) lags.
+  // Folders whose next `.backup` written is stored with its first byte flipped, the write
+  // reporting success (MemStorage::CorruptNextManifest).
+  std::set<std::string> corrupt_manifests;
   std::deque<MemTree> history;  // The last listing_lag trees, oldest first.
 };
 

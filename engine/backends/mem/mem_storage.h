@@ -81,6 +81,9 @@ class MemStorage final : public Storage {
   // ScanStore and a store's writers see the tree as it was `changes` calls that changed it
   // ago (0: as it is).
   void SetListingLag(size_t changes) const;
+  // The next `.backup` a writer finishes in folder `location` is stored with its first byte
+  // flipped while its write reports success: a disk's silent fault.
+  void CorruptNextManifest(const std::string& location) const;
 
   // The disk as it is, for tests (no process involved, nothing checked): a file's bytes
   // (nullopt if none), the names in a folder (sorted), a file written (its folders made,

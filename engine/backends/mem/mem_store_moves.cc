@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "engine/backends/mem/mem_storage.h"
+#include "engine/storage/backup.h"
 #include "engine/storage/store_moves.h"
 
 namespace stitchfs::engine {
@@ -165,15 +166,22 @@ class MemStoreMoves final : public StoreMoves {
   const std::string store_;
 };
 
-// Finishes the copy `w` in `tmp`, swaps it with the backup at `path` and syncs the store's
-// folder (`store`); returns the copy's bytes.
-StatusOr<uint64_t> MemSwapIn(const MemProcess& p, BackupWriter& w, std::string_view manifest,
+// Finishes the copy `w` in `tmp` of `storage`, reads its manifest back, swaps it with the
+// backup at `path` and syncs the store's folder (`store`); returns the copy's bytes.
+StatusOr<uint64_t> MemSwapIn(const MemStorage& storage, BackupWriter& w, std::string_view manifest,
                              const std::string& tmp, const std::string& path,
                              const std::string& store) {
   RETURN_IF_ERROR(w.Finish(manifest));
+  const MemProcess& p = storage.process();
+  Status back = CheckManifestReadsBack(storage, tmp, manifest);
   std::lock_guard<std::mutex> lock(p.disk->mu);
   RETURN_IF_ERROR(p.disk->Check(p.session));
   MemTree& t = p.disk->tree;
+  if (!back.ok()) {
+    t.RemoveAll(tmp);  // Never a kept backup; a later prune removes it otherwise.
+    p.disk->Changed();
+    return back.WithSuffix("; the backup " + path + " was not replaced");
+  }
   const uint64_t written = t.BytesBeneath(t.Find(tmp));
   RETURN_IF_ERROR(t.Exchange(tmp, path));
   t.Sync(t.Find(store));
@@ -193,11 +201,11 @@ StatusOr<std::unique_ptr<StoreReplacement>> MemStoreMoves::StartReplace(const st
   }
   std::string notice;
   ASSIGN_OR_RETURN(auto copy, storage_.StartBackup(tmp, WriterIntent{uuid, "", ""}, &notice));
-  return std::unique_ptr<StoreReplacement>(
-      new CopyReplacement(std::move(copy), "",
-                          [p = p_, tmp, path, store = store_](BackupWriter& w, std::string_view m) {
-                            return MemSwapIn(p, w, m, tmp, path, store);
-                          }));
+  return std::unique_ptr<StoreReplacement>(new CopyReplacement(
+      std::move(copy), "",
+      [&storage = storage_, tmp, path, store = store_](BackupWriter& w, std::string_view m) {
+        return MemSwapIn(storage, w, m, tmp, path, store);
+      }));
 }
 
 }  // namespace

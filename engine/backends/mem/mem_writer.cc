@@ -145,8 +145,10 @@ Status MemWriter::Finish(std::string_view manifest) {
   MemTree& t = p_.disk->tree;
   RETURN_IF_ERROR(t.Remove(Staging()));
   t.SyncAll();  // syncfs: every data file durable before the manifest naming them exists.
-  ASSIGN_OR_RETURN(const uint64_t m, t.CreateFile(JoinMemPath(dest_, ".backup"),
-                                                  std::string(manifest), /*exclusive=*/false));
+  std::string bytes(manifest);
+  if (p_.disk->corrupt_manifests.erase(dest_) && !bytes.empty()) bytes[0] ^= 0x01;
+  ASSIGN_OR_RETURN(const uint64_t m, t.CreateFile(JoinMemPath(dest_, ".backup"), std::move(bytes),
+                                                  /*exclusive=*/false));
   t.Sync(m);  // WriteFileAtomically.
   t.Sync(dir_);
   RETURN_IF_ERROR(t.Remove(JoinMemPath(dest_, ".lock")));  // BackupLock::Commit.

@@ -289,6 +289,26 @@ TEST_F(MemPruneTest, APruneWhoseCopyReadsBackWrongTakesNothingOut) {
   EXPECT_EQ(CheckStore({"b2", "b3"}), "");
 }
 
+// A prune whose flattened copy's manifest reads back other bytes than were written (a disk's
+// silent fault) puts nothing in the backup's place: every backup still opens and reads
+// byte-exact, the copy is gone, and the next prune does the work.
+TEST_F(MemPruneTest, ACopyWhoseManifestReadsBackWrongReplacesNothing) {
+  WriteChain();
+  mem_->CorruptNextManifest(At(".b2.stitch-flatten"));
+  auto pruned = Prune(mem_->NewProcess(), 2);
+  EXPECT_EQ(pruned.status().code(), ErrorCode::kIOError) << pruned.status().ToString();
+  EXPECT_NE(pruned.status().message().find(".backup reads back other bytes than were written "
+                                           "(from byte 0); the backup " +
+                                           At("b2") + " was not replaced"),
+            std::string::npos)
+      << pruned.status().ToString();
+  EXPECT_EQ(mem_->List(kStore), (std::vector<std::string>{"b0", "b1", "b2", "b3"}));
+  EXPECT_EQ(CheckStore({"b0", "b1", "b2", "b3"}), "");
+  auto again = Prune(mem_->NewProcess(), 2);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(CheckStore({"b2", "b3"}), "");
+}
+
 // A backup whose own bytes went bad (bit rot in a base) is never copied as if whole: the
 // prune that would flatten it fails naming the backup that holds the bad bytes, and removes
 // nothing (another copy of the data may still be needed to mend it).
