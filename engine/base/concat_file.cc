@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/base/polled_read.h"
+
 namespace stitchfs::engine {
 
 ConcatFile::ConcatFile(std::vector<Segment> segments) {
@@ -17,6 +19,7 @@ ConcatFile::ConcatFile(std::vector<Segment> segments) {
 
 Status ConcatFile::ReadExact(uint64_t offset, std::span<char> dst) const {
   const size_t want = dst.size();
+  const ReadRequestScope request(want);  // Pieces of a long read sleep as the read would.
   size_t i = SegmentOf(offset);
   size_t done = 0;
   while (done < want) {

@@ -17,6 +17,7 @@ std::atomic<uint64_t> max_bytes{0};
 std::atomic<int64_t> budget_us{0};
 std::atomic<bool> polling{false};  // A read is polling now (one at a time).
 std::atomic<uint64_t> polled{0};
+thread_local uint64_t request_bytes = 0;  // The outermost ReadRequestScope's, 0 outside one.
 
 inline void Pause() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -68,13 +69,22 @@ void SetReadPolling(const ReadPolling& p) {
                   std::memory_order_relaxed);
 }
 
+ReadRequestScope::ReadRequestScope(uint64_t bytes) : outermost_(request_bytes == 0) {
+  if (outermost_) request_bytes = std::max<uint64_t>(bytes, 1);
+}
+
+ReadRequestScope::~ReadRequestScope() {
+  if (outermost_) request_bytes = 0;
+}
+
 uint64_t PolledReads() { return polled.load(std::memory_order_relaxed); }
 
 Status PolledRead(int fd, uint64_t offset, std::span<char> dst, const std::string& display_name) {
   const int64_t budget = budget_us.load(std::memory_order_relaxed);
   const uint64_t most = max_bytes.load(std::memory_order_relaxed);
   size_t done = 0;
-  if (budget > 0 && (most == 0 || dst.size() <= most) &&
+  const uint64_t judged = request_bytes != 0 ? request_bytes : dst.size();
+  if (budget > 0 && (most == 0 || judged <= most) &&
       !polling.exchange(true, std::memory_order_acquire)) {
     Poll(fd, offset, dst, budget, &done);
     polling.store(false, std::memory_order_release);

@@ -29,12 +29,27 @@ void SetReadPolling(const ReadPolling& polling);
 // How many reads polled for pages not yet there, so far (for tests).
 uint64_t PolledReads();
 
+// Within its lifetime, PolledRead calls on this thread judge max_bytes by `bytes`, the length
+// of the whole read they are pieces of (a stitched file's read, made of one read per segment),
+// not by their own length: a long read sleeps however small its pieces. The outermost scope of
+// a thread counts.
+class ReadRequestScope {
+ public:
+  explicit ReadRequestScope(uint64_t bytes);
+  ~ReadRequestScope();
+  ReadRequestScope(const ReadRequestScope&) = delete;
+  ReadRequestScope& operator=(const ReadRequestScope&) = delete;
+
+ private:
+  bool outermost_;
+};
+
 // PreadFully's contract (all of `dst` from `offset`, kBackupDamaged if the file ends first,
 // kIOError naming `display_name`). A read of at most max_bytes, when no other read is polling,
-// first takes what the page cache holds without waiting (preadv2 RWF_NOWAIT, which also starts
-// the disk reads of the rest), then asks again until its pages arrive or the budget is spent,
-// then waits in an ordinary pread. Files whose file system cannot answer without waiting
-// (tmpfs, NFS, FUSE) are read as usual.
+// (or a ReadRequestScope's request of at most that many bytes) first takes what the page cache
+// holds without waiting (preadv2 RWF_NOWAIT, which also starts the disk reads of the rest), then
+// asks again until its pages arrive or the budget is spent, then waits in an ordinary pread. Files
+// whose file system cannot answer without waiting (tmpfs, NFS, FUSE) are read as usual.
 Status PolledRead(int fd, uint64_t offset, std::span<char> dst, const std::string& display_name);
 
 }  // namespace stitchfs::engine

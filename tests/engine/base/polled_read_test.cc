@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/concat_file.h"
 #include "engine/base/unique_fd.h"
 #include "tests/testutil/fixture.h"
 
@@ -94,6 +95,51 @@ TEST_F(PolledReadTest, AColdReadPollsAndOnlyThen) {
   Evict();
   EXPECT_EQ(Read(40960, 4096, &s), bytes_.substr(40960, 4096));
   EXPECT_EQ(PolledReads(), before) << "polling off";
+}
+
+// A file read with PolledRead, as a local data file is.
+class PolledFile final : public RandomAccessFile {
+ public:
+  PolledFile(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  uint64_t size() const override { return size_; }
+
+ protected:
+  Status ReadExact(uint64_t offset, std::span<char> dst) const override {
+    return PolledRead(fd_, offset, dst, "f");
+  }
+
+ private:
+  const int fd_;
+  const uint64_t size_;
+};
+
+TEST_F(PolledReadTest, ALongReadOfSmallSegmentsSleepsAsALongReadWould) {
+  if (!CanPoll()) GTEST_SKIP() << "pages cannot leave the cache here, or no RWF_NOWAIT reads";
+  SetReadPolling({64 << 10, std::chrono::microseconds(1000)});
+  // 16 segments of 16 KiB, 64 KiB apart in the file: each piece of a read is small and cold.
+  auto file = std::make_shared<const PolledFile>(fd_.get(), bytes_.size());
+  std::vector<Segment> segments;
+  std::string want;
+  for (uint64_t i = 0; i < 16; ++i) {
+    segments.push_back({file, i * (64 << 10), 16 << 10});
+    want += bytes_.substr(i * (64 << 10), 16 << 10);
+  }
+  const ConcatFile stitched(std::move(segments));
+  Evict();
+  uint64_t before = PolledReads();
+  std::string got(want.size(), '\0');
+  ASSERT_TRUE(stitched.ReadAt(0, got).ok());
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(PolledReads(), before) << "a 256 KiB read polled for its 16 KiB pieces";
+  Evict();
+  std::string piece(4096, '\0');
+  ASSERT_TRUE(stitched.ReadAt(20 << 10, piece).ok());
+  EXPECT_EQ(piece, want.substr(20 << 10, 4096));
+  EXPECT_EQ(PolledReads(), before + 1) << "a small read of a stitched file still polls";
+  Evict();
+  Status s;
+  EXPECT_EQ(Read(0, 4096, &s), bytes_.substr(0, 4096));
+  EXPECT_EQ(PolledReads(), before + 2) << "the scope ended with the stitched read";
 }
 
 TEST_F(PolledReadTest, AHalfCachedReadGetsTheRestToo) {
