@@ -45,11 +45,11 @@ class ReadRequestScope {
 };
 
 // PreadFully's contract (all of `dst` from `offset`, kBackupDamaged if the file ends first,
-// kIOError naming `display_name`). A read of at most max_bytes, when no other read is polling,
-// (or a ReadRequestScope's request of at most that many bytes) first takes what the page cache
-// holds without waiting (preadv2 RWF_NOWAIT, which also starts the disk reads of the rest), then
-// asks again until its pages arrive or the budget is spent, then waits in an ordinary pread. Files
-// whose file system cannot answer without waiting (tmpfs, NFS, FUSE) are read as usual.
+// kIOError naming `display_name`). A read of at most max_bytes (within a ReadRequestScope: of a
+// request of at most that many bytes), when no other read is polling, first takes what the page
+// cache holds without waiting (preadv2 RWF_NOWAIT, which also starts the disk reads of the rest),
+// then asks again until its pages arrive or the budget is spent, then waits in an ordinary pread.
+// Files whose file system cannot answer without waiting (tmpfs, NFS, FUSE) are read as usual.
 Status PolledRead(int fd, uint64_t offset, std::span<char> dst, const std::string& display_name);
 
 }  // namespace stitchfs::engine
