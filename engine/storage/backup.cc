@@ -40,10 +40,14 @@ StatusOr<ManifestHeader> ReadBackupHeader(const Storage& storage, const std::str
 
 Status CheckManifestReadsBack(const Storage& storage, const std::string& dir,
                               std::string_view manifest) {
-  ASSIGN_OR_RETURN(auto folder, storage.OpenFolder(dir));
-  ASSIGN_OR_RETURN(ManifestSource source, storage.OpenManifest(*folder));
-  const std::string what = "the manifest written as " + folder->path() + "/.backup ";
-  const uint64_t size = source.bytes->size();
+  const std::string what = "the manifest written as " + dir + "/.backup ";
+  auto folder = storage.OpenFolder(dir);
+  auto source = folder.ok() ? storage.OpenManifest(**folder) : folder.status();
+  if (!source.ok()) {  // Whatever the reason, the write is what failed.
+    return Status(ErrorCode::kIOError, what + "cannot be read back: " + source.status().ToString(),
+                  EIO);
+  }
+  const uint64_t size = source->bytes->size();
   if (size != manifest.size()) {
     return Status(ErrorCode::kIOError,
                   what + "reads back " + std::to_string(size) + " bytes, " +
@@ -51,8 +55,9 @@ Status CheckManifestReadsBack(const Storage& storage, const std::string& dir,
                   EIO);
   }
   std::string back(manifest.size(), '\0');
-  RETURN_IF_ERROR(
-      source.bytes->ReadAt(0, back).status().WithPrefix(what + "cannot be read back: "));
+  if (Status s = source->bytes->ReadAt(0, back).status(); !s.ok()) {
+    return Status(ErrorCode::kIOError, what + "cannot be read back: " + s.ToString(), EIO);
+  }
   const auto diff = std::mismatch(back.begin(), back.end(), manifest.begin());
   if (diff.first == back.end()) return Status::OK();
   return Status(ErrorCode::kIOError,

@@ -24,8 +24,8 @@ StatusOr<ManifestHeader> ReadBackupHeader(const Storage& storage, const std::str
 
 // OK if the `.backup` in `dir` of `storage` reads back as exactly `manifest`: what a writer's
 // Finish wrote, checked before anything relies on it (a flattened copy put in a backup's
-// place). kIOError if it reads back other bytes or another length, naming the first byte that
-// differs; the errors of opening and reading it.
+// place). kIOError if it reads back other bytes or another length (naming the first byte that
+// differs), or cannot be opened or read (whatever the storage's reason: the write failed).
 Status CheckManifestReadsBack(const Storage& storage, const std::string& dir,
                               std::string_view manifest);
 

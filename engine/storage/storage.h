@@ -85,7 +85,8 @@ class BackupWriter {
   // Removes staged file `id` if there is one.
   virtual Status DropStaged(const std::string& id) = 0;
   // Makes staged file `id` the data file `name` (a safe relative path; folders as needed),
-  // in place of a data file of that name written before (a copy made again).
+  // in place of a data file of that name written before (a copy made again; an object store,
+  // which uploads a staged file at its key, replaced it when the staged file was closed).
   virtual Status Publish(const std::string& id, const std::string& name) = 0;
   // A new data file `name`, written in place (when nothing needs staging).
   virtual StatusOr<std::unique_ptr<WritableFile>> CreateDataFile(const std::string& name) = 0;

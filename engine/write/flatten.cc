@@ -62,6 +62,16 @@ Status CheckCopy(const ResolvedBackup& chain, size_t idx, const std::vector<Segm
                 EIO);
 }
 
+// Copies `segments` once more as data file `name` of `writer`, in place of the first copy
+// (staged as `id`, then published over it).
+Status CopyAgain(const std::vector<Segment>& segments, BackupWriter& writer, const std::string& id,
+                 const std::string& name, char* buf) {
+  ASSIGN_OR_RETURN(auto again, writer.CreateStaged(id, name));
+  RETURN_IF_ERROR(CopySegments(segments, *again, buf, name));
+  RETURN_IF_ERROR(again->Close());
+  return writer.Publish(id, name);
+}
+
 // Writes the whole content of entry `idx` as the new data file `name`, and checks it. A copy
 // that reads back wrong while the backup reads right, when the bytes copied may have come from
 // copies kept on the way (RandomAccessFile::DropCached: a block cache that kept bytes changed in
@@ -77,12 +87,10 @@ Status WriteDataFile(const ResolvedBackup& chain, size_t idx, BackupWriter& writ
   Status s = CheckCopy(chain, idx, segments, writer, name, buf, progress, &copy_again);
   if (!copy_again) return s;
   const std::string id = "copy-again-" + std::to_string(idx);  // Staged, then put over the first.
-  ASSIGN_OR_RETURN(auto again, writer.CreateStaged(id, name));
-  RETURN_IF_ERROR(CopySegments(segments, *again, buf, name));
-  RETURN_IF_ERROR(again->Close());
-  RETURN_IF_ERROR(writer.Publish(id, name));
+  Status again = CopyAgain(segments, writer, id, name, buf);
+  if (!again.ok()) return again.WithPrefix(s.message() + "; copying it again: ");
   return CheckCopy(chain, idx, segments, writer, name, buf, {}, &copy_again)
-      .WithSuffix(" (copied twice, the second time with nothing cached)");
+      .WithSuffix(" (copied twice, the second time after dropping what was kept on the way)");
 }
 
 }  // namespace

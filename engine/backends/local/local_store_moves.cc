@@ -38,11 +38,15 @@ std::string WorkPath(const std::string& path, const char* suffix) {
       .string();
 }
 
-// Finishes the copy `w` in `tmp` of `storage`, reads its manifest back, and exchanges it with
-// the backup at `path`; returns its bytes.
+// Finishes the copy `w` in `tmp` of `storage`, reads its manifest back from the disk, and
+// exchanges it with the backup at `path`; returns its bytes.
 StatusOr<uint64_t> SwapIn(const Storage& storage, BackupWriter& w, std::string_view manifest,
                           const std::string& tmp, const std::string& path) {
   RETURN_IF_ERROR(w.Finish(manifest));
+  // Written and fsynced: its pages are clean, and once dropped the read below goes to the disk.
+  if (UniqueFd m(::open((tmp + "/.backup").c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)); m) {
+    ::posix_fadvise(m.get(), 0, 0, POSIX_FADV_DONTNEED);
+  }
   if (Status s = CheckManifestReadsBack(storage, tmp, manifest); !s.ok()) {
     std::error_code ec;
     fs::remove_all(tmp, ec);  // Never a kept backup; a later prune removes it otherwise.
