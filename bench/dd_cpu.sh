@@ -50,9 +50,9 @@ measure() {
     mount+cat) drop; mount_top ;;
   esac
   [ "$1" = mount+cat ] && { cat "${parts[@]}" >/dev/null & }
-  a=($(cpu)); t0=$(date +%s.%N)
+  read -ra a < <(cpu); t0=$(date +%s.%N)
   dd if="$f" of=/dev/null bs=1M status=none
-  t1=$(date +%s.%N); b=($(cpu))
+  t1=$(date +%s.%N); read -ra b < <(cpu)
   wait
   if [ "$1" != native ]; then
     cmp -s "$f" "$data/src/$big" || { echo "bench/dd_cpu.sh: $1 read wrong bytes" >&2; exit 1; }
