@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Where a cold 4 KiB random read through the mount goes: bench/pread_bench's READS random
+# 4 KiB preads (one thread, read-ahead off) of bench/run.sh's 317 MiB file, the page cache
+# dropped before each, ROUNDS rounds in turns:
+#   native       the file of the tree, each read sleeping through its disk read;
+#   native-poll  the same, each read polling for its pages (preadv2 RWF_NOWAIT): the difference
+#                is what waking a thread after a disk read costs here;
+#   mount        through a fresh mount (bench/run.sh's rand_cold).
+# Each with reads per second and microseconds per read; then, where `perf` is installed, one
+# round more of each counts the disk requests issued (the block:block_rq_issue tracepoint, all
+# CPUs; counting slows the reads, so that round is not timed): the mount reads no more from
+# the disk than a native read does when the counts match. Needs root.
+#
+# Usage: bench/rand_cold.sh [--rounds N=3] [--reads N=4000] [--keep DIR]
+# A line per round goes to stderr; one JSON line of medians to stdout.
+source "$(dirname "$0")/common.sh"
+rounds=3 reads=4000 keep=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) rounds=$2; shift ;;
+    --reads) reads=$2; shift ;;
+    --keep) keep=$2; shift ;;
+    *) echo "usage: bench/rand_cold.sh [--rounds N] [--reads N] [--keep DIR]" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ "$(id -u)" = 0 ] || { echo "bench/rand_cold.sh drops the page cache: run it as root" >&2; exit 2; }
+setup
+kept_chain "$keep"
+STITCHFS=$BUILD/fs/stitchfs
+PREAD=$BUILD/bench/pread_bench
+big=store/logs/events/data.bin
+M=$work/mnt
+mkdir -p "$M"
+trap 'mountpoint -q "$M" && fusermount3 -u "$M"
+  rm -rf "$work"' EXIT
+export STITCH_CACHE_DIR=$work/cache
+have_perf=0
+perf stat -e block:block_rq_issue -a -- true >/dev/null 2>&1 && have_perf=1
+
+# measure KIND [count]: "reads_per_s us_per_read disk_requests" of one round of KIND (-1
+# requests unless counted).
+measure() {
+  local f=$data/src/$big mode="" rate reqs=-1
+  sync
+  echo 3 >/proc/sys/vm/drop_caches
+  case "$1" in
+    native-poll) mode=poll ;;
+    mount) "$STITCHFS" "$data/store/day3" "$M" && stat "$M/$big" >/dev/null && f=$M/$big ;;
+  esac
+  if [ "${2:-}" = count ]; then
+    perf stat -x, -o "$work/perf" -e block:block_rq_issue -a -- \
+      "$PREAD" "$f" 1 "$reads" 4096 $mode >"$work/rate"
+    reqs=$(awk -F, '/block_rq_issue/ {print $1}' "$work/perf")
+  else
+    "$PREAD" "$f" 1 "$reads" 4096 $mode >"$work/rate"
+  fi
+  rate=$(awk '{print $1}' "$work/rate")
+  [ "$1" = mount ] && fusermount3 -u "$M"
+  awk -v r="$rate" -v q="$reqs" 'BEGIN{printf "%d %.1f %d", r, 1e6 / r, q}'
+}
+kinds=(native native-poll mount)
+declare -A runs
+for r in $(seq "$rounds"); do
+  line="round $r:"
+  for k in "${kinds[@]}"; do
+    m=$(measure "$k")
+    runs[$k]+="$m"$'\n'
+    read -r per_s us _ <<<"$m"
+    line+=$(printf '  %s %s/s %s us' "$k" "$per_s" "$us")
+  done
+  echo "$line" >&2
+done
+declare -A requests
+for k in "${kinds[@]}"; do
+  requests[$k]=-1
+  [ "$have_perf" = 1 ] && requests[$k]=$(measure "$k" count | awk '{print $3}')
+done
+echo "disk requests (perf): native ${requests[native]}, native-poll ${requests[native-poll]}, mount ${requests[mount]}" >&2
+median() {  # median COLUMN KIND
+  printf '%s' "${runs[$2]}" | awk -v c="$1" 'NF {print $c}' | sort -g |
+    awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+json="{\"bench\":\"rand_cold\",\"rounds\":$rounds,\"reads\":$reads"
+for k in "${kinds[@]}"; do
+  n=${k/-/_}
+  json+=",\"${n}_per_s\":$(median 1 "$k"),\"${n}_us\":$(median 2 "$k"),\"${n}_disk_requests\":${requests[$k]}"
+done
+json+=",\"mount_ratio\":$(ratio "$(median 1 mount)" "$(median 1 native)")"
+json+=",\"round_trip_us\":$(awk -v a="$(median 2 mount)" -v b="$(median 2 native)" 'BEGIN{printf "%.1f", a - b}')}"
+echo "$json"
