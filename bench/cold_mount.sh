@@ -43,14 +43,10 @@ setup
 kept_chain "$keep"
 STITCHFS=$BUILD/fs/stitchfs
 top=$data/store/day3
-M=$work/mnt
-mkdir -p "$M"
-trap 'mountpoint -q "$M" && fusermount3 -u "$M"; rm -rf "$work"' EXIT
+mount_dir
 export STITCH_CACHE_DIR=$work/cache
 OPTS=("$@")
 
-drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
-umount_m() { fusermount3 -u "$M"; for _ in $(seq 100); do mountpoint -q "$M" || return 0; sleep 0.05; done; }
 mount_s() { local t; t=$(timed "$STITCHFS" "$top" "$M" "${OPTS[@]}"); umount_m; sleep 0.5; echo "$t"; }
 cache_files() { find "$STITCH_CACHE_DIR" -maxdepth 1 -type f \( -name '*.manifest' -o -name '*.index' \); }
 read_cache() { cat "${cached[@]}" >/dev/null; }

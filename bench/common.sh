@@ -73,6 +73,26 @@ setup() {
   trap 'rm -rf "$work"' EXIT
 }
 
+# mount_dir: $M, a mount point under $work; on exit it is unmounted (lazily, if still busy)
+# before $work is removed. `drop` empties the page cache (root only).
+mount_dir() {
+  M=$work/mnt
+  mkdir -p "$M"
+  trap 'mountpoint -q "$M" && fusermount3 -uz "$M"; rm -rf "$work"' EXIT
+}
+drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+# umount_m: unmounts $M and waits (up to 5 s) until it is gone and its daemon has exited, so
+# that the daemon's teardown does not overlap the next measurement.
+umount_m() {
+  local pid
+  pid=$(pgrep -n -f -- "stitchfs .* $M( |\$)" || true)
+  fusermount3 -u "$M"
+  for _ in $(seq 100); do
+    if ! mountpoint -q "$M" && { [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; }; then return 0; fi
+    sleep 0.05
+  done
+}
+
 # kept_chain DIR: sets `data` to bench/run.sh's chain kept under DIR (scale 1, 3 days), built
 # there when missing; DIR empty: under $work (after setup), gone on exit.
 kept_chain() {

@@ -6,11 +6,11 @@
 #   cached      through a fresh mount with the file's data files in the page cache (the mount's
 #               path with no disk in it: bench/run.sh's dd_disk_warm);
 #   mount+cat   through a fresh mount while a `cat` of the file's data files, started with it in
-#               another process, reads them ahead (how far a read-ahead running by itself,
-#               beside the daemon, could take the mount).
-# Each with its wall seconds and the machine's CPU seconds meanwhile (user + system of all
-# CPUs, from /proc/stat) and idle ones (idle + iowait): a figure whose CPUs sit idle waits for
-# something other than work. Needs root (it drops the page cache).
+#               another process, reads them ahead (one trial of a read-ahead beside the daemon;
+#               it copies the bytes too, on the same CPUs).
+# Each with its wall seconds and the machine's CPU seconds meanwhile (busy and idle, of all
+# CPUs, from /proc/stat; see cpu() below): a figure whose CPUs sit idle waits for something
+# other than work. Needs root (it drops the page cache).
 #
 # Usage: bench/dd_cpu.sh [--rounds N=7] [--keep DIR]   (--keep DIR as bench/run.sh's)
 # A line per round goes to stderr; one JSON line of medians to stdout.
@@ -30,16 +30,18 @@ kept_chain "$keep"
 STITCHFS=$BUILD/fs/stitchfs
 big=store/logs/events/data.bin
 top=$data/store/day3
-M=$work/mnt
-mkdir -p "$M"
-trap 'mountpoint -q "$M" && fusermount3 -u "$M"
-  rm -rf "$work"' EXIT
+mount_dir
 export STITCH_CACHE_DIR=$work/cache
 mapfile -t parts < <(ls "$data"/store/day*/"$big")  # The file's data files, base first.
 
-drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
-mount_top() { "$STITCHFS" "$top" "$M" && stat "$M/$big" >/dev/null; }
-cpu() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8, $5 + $6}' /proc/stat; }  # busy idle
+mount_top() {
+  "$STITCHFS" "$top" "$M" && stat "$M/$big" >/dev/null ||
+    { echo "bench/dd_cpu.sh: the mount failed" >&2; exit 1; }
+}
+# CPU ticks of all CPUs: busy (user nice system irq softirq) and idle (idle iowait); steal,
+# time the hypervisor gave another guest, is neither. Ticks are CLK_TCK (100) a second, so
+# figures of 0.01-0.03 s are at the resolution's edge.
+cpu() { awk '$1 == "cpu" {print $2 + $3 + $4 + $7 + $8, $5 + $6}' /proc/stat; }
 # measure KIND: "wall cpu idle" of one dd of KIND, seconds.
 measure() {
   local f=$M/$big a b t0 t1
@@ -51,12 +53,12 @@ measure() {
   esac
   [ "$1" = mount+cat ] && { cat "${parts[@]}" >/dev/null & }
   read -ra a < <(cpu); t0=$(date +%s.%N)
-  dd if="$f" of=/dev/null bs=1M status=none
+  dd if="$f" of=/dev/null bs=1M status=none || { echo "bench/dd_cpu.sh: $1: dd failed" >&2; exit 1; }
   t1=$(date +%s.%N); read -ra b < <(cpu)
   wait
   if [ "$1" != native ]; then
     cmp -s "$f" "$data/src/$big" || { echo "bench/dd_cpu.sh: $1 read wrong bytes" >&2; exit 1; }
-    fusermount3 -u "$M"
+    umount_m
   fi
   local hz
   hz=$(getconf CLK_TCK)

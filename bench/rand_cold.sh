@@ -6,10 +6,11 @@
 #   native-poll  the same, each read polling for its pages (preadv2 RWF_NOWAIT): the difference
 #                is what waking a thread after a disk read costs here;
 #   mount        through a fresh mount (bench/run.sh's rand_cold).
-# Each with reads per second and microseconds per read; then, where `perf` is installed, one
-# round more of each counts the disk requests issued (the block:block_rq_issue tracepoint, all
-# CPUs; counting slows the reads, so that round is not timed): the mount reads no more from
-# the disk than a native read does when the counts match. Needs root.
+# Each with reads per second, microseconds per read and the sectors read from the chain's disk
+# (/proc/diskstats); then, where `perf` is installed, one round more of each counts the disk
+# requests issued (the block:block_rq_issue tracepoint, all CPUs; counting slows the reads, so
+# that round is not timed). The mount reads no more from the disk than a native read does when
+# both match. Needs root.
 #
 # Usage: bench/rand_cold.sh [--rounds N=3] [--reads N=4000] [--keep DIR]
 # A line per round goes to stderr; one JSON line of medians to stdout.
@@ -30,34 +31,41 @@ kept_chain "$keep"
 STITCHFS=$BUILD/fs/stitchfs
 PREAD=$BUILD/bench/pread_bench
 big=store/logs/events/data.bin
-M=$work/mnt
-mkdir -p "$M"
-trap 'mountpoint -q "$M" && fusermount3 -u "$M"
-  rm -rf "$work"' EXIT
+mount_dir
 export STITCH_CACHE_DIR=$work/cache
 have_perf=0
 perf stat -e block:block_rq_issue -a -- true >/dev/null 2>&1 && have_perf=1
+# The disk the chain is on, for the sectors it reads (/proc/diskstats, field 6).
+disk=$(basename "$(findmnt -no SOURCE --target "$data" | head -1)")
+sectors() { awk -v d="$disk" '$3 == d {print $6}' /proc/diskstats; }
 
-# measure KIND [count]: "reads_per_s us_per_read disk_requests" of one round of KIND (-1
-# requests unless counted).
+# measure KIND [count]: "reads_per_s us_per_read disk_requests sectors_read" of one round of
+# KIND (requests -1 unless counted, sectors -1 where the disk has no line in /proc/diskstats).
 measure() {
-  local f=$data/src/$big mode="" rate reqs=-1
-  sync
-  echo 3 >/proc/sys/vm/drop_caches
+  local f=$data/src/$big mode="" rate reqs=-1 s0 s1
+  drop
   case "$1" in
     native-poll) mode=poll ;;
-    mount) "$STITCHFS" "$data/store/day3" "$M" && stat "$M/$big" >/dev/null && f=$M/$big ;;
+    mount)
+      "$STITCHFS" "$data/store/day3" "$M" && stat "$M/$big" >/dev/null ||
+        { echo "bench/rand_cold.sh: the mount failed" >&2; exit 1; }
+      f=$M/$big
+      ;;
   esac
+  s0=$(sectors)
   if [ "${2:-}" = count ]; then
     perf stat -x, -o "$work/perf" -e block:block_rq_issue -a -- \
-      "$PREAD" "$f" 1 "$reads" 4096 $mode >"$work/rate"
+      "$PREAD" "$f" 1 "$reads" 4096 $mode >"$work/rate" || exit 1
     reqs=$(awk -F, '/block_rq_issue/ {print $1}' "$work/perf")
   else
-    "$PREAD" "$f" 1 "$reads" 4096 $mode >"$work/rate"
+    "$PREAD" "$f" 1 "$reads" 4096 $mode >"$work/rate" ||
+      { echo "bench/rand_cold.sh: $1: pread_bench failed" >&2; exit 1; }
   fi
+  s1=$(sectors)
   rate=$(awk '{print $1}' "$work/rate")
-  [ "$1" = mount ] && fusermount3 -u "$M"
-  awk -v r="$rate" -v q="$reqs" 'BEGIN{printf "%d %.1f %d", r, 1e6 / r, q}'
+  [ "$1" = mount ] && umount_m
+  awk -v r="$rate" -v q="$reqs" -v a="${s0:--1}" -v b="${s1:--1}" \
+    'BEGIN{printf "%d %.1f %d %d", r, 1e6 / r, q, (a < 0 || b < 0) ? -1 : b - a}'
 }
 kinds=(native native-poll mount)
 declare -A runs
@@ -66,8 +74,8 @@ for r in $(seq "$rounds"); do
   for k in "${kinds[@]}"; do
     m=$(measure "$k")
     runs[$k]+="$m"$'\n'
-    read -r per_s us _ <<<"$m"
-    line+=$(printf '  %s %s/s %s us' "$k" "$per_s" "$us")
+    read -r per_s us _ sect <<<"$m"
+    line+=$(printf '  %s %s/s %s us %s sectors' "$k" "$per_s" "$us" "$sect")
   done
   echo "$line" >&2
 done
@@ -76,7 +84,8 @@ for k in "${kinds[@]}"; do
   requests[$k]=-1
   [ "$have_perf" = 1 ] && requests[$k]=$(measure "$k" count | awk '{print $3}')
 done
-echo "disk requests (perf): native ${requests[native]}, native-poll ${requests[native-poll]}, mount ${requests[mount]}" >&2
+echo "disk requests (perf): native ${requests[native]}, native-poll ${requests[native-poll]}," \
+  "mount ${requests[mount]}" >&2
 median() {  # median COLUMN KIND
   printf '%s' "${runs[$2]}" | awk -v c="$1" 'NF {print $c}' | sort -g |
     awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
@@ -85,7 +94,9 @@ json="{\"bench\":\"rand_cold\",\"rounds\":$rounds,\"reads\":$reads"
 for k in "${kinds[@]}"; do
   n=${k/-/_}
   json+=",\"${n}_per_s\":$(median 1 "$k"),\"${n}_us\":$(median 2 "$k"),\"${n}_disk_requests\":${requests[$k]}"
+  json+=",\"${n}_sectors_read\":$(median 4 "$k")"
 done
 json+=",\"mount_ratio\":$(ratio "$(median 1 mount)" "$(median 1 native)")"
-json+=",\"round_trip_us\":$(awk -v a="$(median 2 mount)" -v b="$(median 2 native)" 'BEGIN{printf "%.1f", a - b}')}"
+json+=",\"mount_extra_us\":$(awk -v a="$(median 2 mount)" -v b="$(median 2 native)" 'BEGIN{printf "%.1f", a - b}')"
+json+=",\"mount_extra_over_poll_us\":$(awk -v a="$(median 2 mount)" -v b="$(median 2 native-poll)" 'BEGIN{printf "%.1f", a - b}')}"
 echo "$json"

@@ -53,9 +53,7 @@ data=$work/data
 if [ -n "$keep" ]; then
   data=$keep/run-s$scale-d$days-v$GEN_VERSION
 fi
-M=$work/mnt
-mkdir -p "$M"
-trap 'mountpoint -q "$M" && fusermount3 -u "$M"; rm -rf "$work"' EXIT
+mount_dir
 export STITCH_CACHE_DIR=$work/cache
 
 build_chain() {
@@ -79,7 +77,6 @@ big=store/logs/events/data.bin
 have_sq=0
 [ "$peers" = 1 ] && [ -f "$data/tree.sqfs" ] && command -v squashfuse_ll >/dev/null && have_sq=1
 
-drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 # mount_kind KIND: mounts KIND (stitchfs | squashfuse) on $M; prints the seconds it took.
 mount_kind() {
   local t0 t1
@@ -91,7 +88,6 @@ mount_kind() {
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}'
 }
-umount_m() { fusermount3 -u "$M"; for _ in $(seq 100); do mountpoint -q "$M" || return 0; sleep 0.05; done; }
 daemon_rss_mb() {
   local pid
   case "$1" in

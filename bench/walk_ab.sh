@@ -31,14 +31,9 @@ done
 setup
 kept_chain "$keep"
 top=$data/store/day3
-M=$work/mnt
-mkdir -p "$M"
-trap 'mountpoint -q "$M" && fusermount3 -u "$M"
-  rm -rf "$work"' EXIT
+mount_dir
 export STITCH_CACHE_DIR=$work/cache
 
-drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
-umount_m() { fusermount3 -u "$M"; for _ in $(seq 100); do mountpoint -q "$M" || return 0; sleep 0.05; done; }
 walk() { timed sh -c "tar -cf - -C '$1' . >/dev/zero"; }
 # walk_mount BUILD: "SECONDS PEAK_MIB" of a cold walk through a fresh mount of BUILD.
 walk_mount() {

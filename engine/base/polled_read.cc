@@ -83,7 +83,7 @@ Status PolledRead(int fd, uint64_t offset, std::span<char> dst, const std::strin
   const int64_t budget = budget_us.load(std::memory_order_relaxed);
   const uint64_t most = max_bytes.load(std::memory_order_relaxed);
   size_t done = 0;
-  const uint64_t judged = request_bytes != 0 ? request_bytes : dst.size();
+  const uint64_t judged = std::max<uint64_t>(request_bytes, dst.size());
   if (budget > 0 && (most == 0 || judged <= most) &&
       !polling.exchange(true, std::memory_order_acquire)) {
     Poll(fd, offset, dst, budget, &done);

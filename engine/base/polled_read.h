@@ -32,7 +32,7 @@ uint64_t PolledReads();
 // Within its lifetime, PolledRead calls on this thread judge max_bytes by `bytes`, the length
 // of the whole read they are pieces of (a stitched file's read, made of one read per segment),
 // not by their own length: a long read sleeps however small its pieces. The outermost scope of
-// a thread counts.
+// a thread counts, and a piece longer than it is judged by its own length.
 class ReadRequestScope {
  public:
   explicit ReadRequestScope(uint64_t bytes);

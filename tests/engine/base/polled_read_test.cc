@@ -137,9 +137,24 @@ TEST_F(PolledReadTest, ALongReadOfSmallSegmentsSleepsAsALongReadWould) {
   EXPECT_EQ(piece, want.substr(20 << 10, 4096));
   EXPECT_EQ(PolledReads(), before + 1) << "a small read of a stitched file still polls";
   Evict();
+  ASSERT_TRUE(stitched.ReadAt((16 << 10) - 2048, piece).ok());  // 2 KiB of two segments each.
+  EXPECT_EQ(piece, want.substr((16 << 10) - 2048, 4096));
+  EXPECT_GE(PolledReads(), before + 2) << "a small read across two segments polls";
+  before = PolledReads();
+  Evict();
   Status s;
   EXPECT_EQ(Read(0, 4096, &s), bytes_.substr(0, 4096));
-  EXPECT_EQ(PolledReads(), before + 2) << "the scope ended with the stitched read";
+  EXPECT_EQ(PolledReads(), before + 1) << "the scope ended with the stitched read";
+  // A stitched read that fails ends its scope too.
+  auto longer = std::make_shared<const PolledFile>(fd_.get(), bytes_.size() + 4096);
+  const ConcatFile cut({{longer, bytes_.size() - (100 << 10), 104 << 10}, {file, 0, 8192}});
+  std::string long_read(112 << 10, '\0');
+  EXPECT_EQ(cut.ReadAt(0, long_read).status().code(), ErrorCode::kBackupDamaged)
+      << "a segment past its file's end";
+  before = PolledReads();
+  Evict();
+  EXPECT_EQ(Read(0, 4096, &s), bytes_.substr(0, 4096));
+  EXPECT_EQ(PolledReads(), before + 1) << "the failed stitched read's scope ended";
 }
 
 TEST_F(PolledReadTest, AHalfCachedReadGetsTheRestToo) {
