@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <memory>
 
@@ -35,6 +36,21 @@ Status WriteFully(int fd, std::string_view data, const std::string& what) {
     data.remove_prefix(static_cast<size_t>(n));
   }
   return Status::OK();
+}
+
+StatusOr<std::string> ReadLinkWhole(int dir_fd, const char* name, size_t size_hint) {
+  constexpr size_t kMost = size_t{1} << 16;
+  std::string target(std::clamp<size_t>(size_hint + 1, 256, kMost + 1), '\0');
+  for (;;) {
+    const ssize_t n = ::readlinkat(dir_fd, name, target.data(), target.size());
+    if (n < 0) return Status::IOError("readlink", errno);
+    if (static_cast<size_t>(n) < target.size()) {  // Not filled: the whole target.
+      target.resize(static_cast<size_t>(n));
+      return target;
+    }
+    if (target.size() > kMost) return Status::InvalidArgument("a symlink target over 64 KiB");
+    target.resize(std::min(target.size() * 2, kMost + 1));
+  }
 }
 
 Status PreadFully(int fd, uint64_t offset, std::span<char> dst, const std::string& display_name) {

@@ -31,6 +31,12 @@ StatusOr<UniqueFd> MakeDirsBeneath(int root, std::string_view rel,
 // `what` otherwise.
 Status WriteFully(int fd, std::string_view data, const std::string& what);
 
+// The whole target of symlink `name` in folder `dir_fd`, however long (`size_hint`, the size an
+// lstat gave, only sizes the first try: a link replaced since by one with a longer target, or a
+// file system that reports no size, never cuts it short). kIOError (errno) if it cannot be read,
+// kInvalidArgument if it is longer than 64 KiB (Linux's are under 4 KiB).
+StatusOr<std::string> ReadLinkWhole(int dir_fd, const char* name, size_t size_hint);
+
 // Reads `[offset, offset + dst.size())` of `fd` completely; kBackupDamaged if the file ends first.
 Status PreadFully(int fd, uint64_t offset, std::span<char> dst, const std::string& display_name);
 

@@ -33,7 +33,8 @@ StatusOr<std::string> RenderFlatManifest(const Manifest& m) {
   nodes.reserve(m.num_nodes());
   for (size_t i = 0; i < m.num_nodes(); ++i) nodes.push_back(m.node(i));
   std::string xml;
-  RETURN_IF_ERROR(RenderManifest(FlatHeader(m.header(), m.header().uuid), entries, &xml, nodes));
+  RETURN_IF_ERROR(RenderManifest(FlatHeader(m.header(), m.header().uuid), entries, &xml, nodes,
+                                 m.missing()));  // Incomplete stays incomplete.
   return xml;
 }
 

@@ -142,7 +142,7 @@ StatusOr<FlattenResult> FlattenInto(const ResolvedBackup& chain, BackupWriter& w
   std::vector<Node> nodes;
   for (size_t i = 0; i < m.num_nodes(); ++i) nodes.push_back(m.node(i));
   std::string xml;
-  RETURN_IF_ERROR(RenderManifest(h, entries, &xml, nodes));
+  RETURN_IF_ERROR(RenderManifest(h, entries, &xml, nodes, m.missing()));  // Still incomplete.
   RETURN_IF_ERROR(CheckStop());  // A stop asked for during the last read-back: no copy.
   RETURN_IF_ERROR(writer.Finish(xml));
   return r;

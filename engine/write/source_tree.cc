@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -79,15 +80,30 @@ class Walker {
     }
   }
 
-  void Symlink(int dfd, const char* name, const std::string& path, const struct stat& st) {
-    std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
-    ssize_t n = ::readlinkat(dfd, name, target.data(), target.size());
-    if (n < 0) return Missing(path, Status::IOError("readlink", errno));
-    target.resize(static_cast<size_t>(n));
-    if (!CheckXmlText(target, "").ok()) {
-      return Missing(path, Status::InvalidArgument("its target has bytes a manifest cannot carry"));
+  // The link `name` of `dfd`, found with `st`: its whole target, with the metadata of the same
+  // link (one replaced meanwhile, as `ln -sfn` does, is read again, up to 3 times).
+  void Symlink(int dfd, const char* name, const std::string& path, struct stat st) {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      auto target = ReadLinkWhole(dfd, name, static_cast<size_t>(st.st_size));
+      if (!target.ok()) return Missing(path, target.status());
+      struct stat now;
+      if (::fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0) {
+        return Missing(path, Status::IOError("lstat", errno));
+      }
+      if (!S_ISLNK(now.st_mode)) return Missing(path, ChangedWhileRead(path, "was replaced"));
+      if (now.st_ino != st.st_ino || now.st_dev != st.st_dev ||
+          now.st_ctim.tv_sec != st.st_ctim.tv_sec || now.st_ctim.tv_nsec != st.st_ctim.tv_nsec) {
+        st = now;  // Another link: its own target.
+        continue;
+      }
+      if (!CheckXmlText(*target, "").ok()) {
+        return Missing(path,
+                       Status::InvalidArgument("its target has bytes a manifest cannot carry"));
+      }
+      out_->nodes.push_back({NodeType::kSymlink, path, *target, MetaFromStat(now)});
+      return;
     }
-    out_->nodes.push_back({NodeType::kSymlink, path, target, MetaFromStat(st)});
+    Missing(path, ChangedWhileRead(path));
   }
 
   SourceTree* out_;

@@ -217,6 +217,35 @@ TEST_F(MemPruneTest, FlattenWritesAWholeCopy) {
             ErrorCode::kBackupAlreadyExists);
 }
 
+// A backup marked incomplete (a source file left out) stays marked in its flattened copy, and
+// in the copy a prune puts in its place: the files it lacks are still listed.
+TEST_F(MemPruneTest, AnIncompleteBackupStaysIncompleteWhenFlattened) {
+  SetSource({{"log", "a"}, {"bad\x01name", "left out"}});
+  auto b0 = Backup(mem_->NewProcess(), "b0");
+  ASSERT_TRUE(b0.ok()) << b0.status().ToString();
+  ASSERT_EQ(b0->missing.size(), 1u);
+  SetSource({{"log", "ab"}, {"bad\x01name", "left out"}});
+  auto b1 = Backup(mem_->NewProcess(), "b1", "b0", 2);
+  ASSERT_TRUE(b1.ok()) << b1.status().ToString();
+  ChainOptions o;
+  o.storage = mem_;
+  auto chain = OpenResolved(At("b0"), o);
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  ASSERT_TRUE(FlattenBackup(**chain, At("flat"), false, *mem_).ok());
+  for (const std::string name : {"flat", "b1"}) {
+    if (name == "b1") {
+      ASSERT_TRUE(Prune(mem_->NewProcess(), 1).ok());  // b1 flattened in place.
+    }
+    auto opened = OpenResolved(At(name), o);
+    ASSERT_TRUE(opened.ok()) << name << ": " << opened.status().ToString();
+    EXPECT_EQ((*opened)->depth(), 1u) << name;
+    const Manifest& m = (*opened)->top().manifest();
+    EXPECT_EQ(m.header().incomplete, 1u) << name;
+    ASSERT_EQ(m.missing().size(), 1u) << name;
+    EXPECT_NE(m.missing()[0].name.find("bad"), std::string::npos) << name;
+  }
+}
+
 // Bytes that go wrong on the way into the copy (a disk's, a network's or a copy's fault) are
 // caught by reading the copy back: the flatten fails saying so, and leaves no backup.
 TEST_F(MemPruneTest, FlattenReadsItsCopyBack) {
