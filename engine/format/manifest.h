@@ -37,6 +37,11 @@ struct ManifestHeader {
   // Source files (and folders) that could not be backed up: the backup is incomplete. Their
   // names and reasons follow the entries (Manifest::missing()).
   uint64_t incomplete = 0;
+  // <stitchfs_read_start>: when `stitch backup` began reading the source (Unix time, ns), before
+  // any file's metadata it records was taken: the files cache trusts a file's recorded times
+  // only if they are clearly older (a change after the read could not keep them). Absent in
+  // ClickHouse's backups and in stitchfs's before it.
+  std::optional<int64_t> read_start_ns;
 };
 
 // A source file or folder an incomplete backup lacks, and why (stitchfs's <stitchfs_missing>).

@@ -22,7 +22,8 @@ constexpr std::string_view kHeaderTags[] = {"version",
                                             "base_backup_copy_s3_credentials_from_backup",
                                             "original_endpoint",
                                             "original_namespace",
-                                            "num_packs"};
+                                            "num_packs",
+                                            "stitchfs_read_start"};
 constexpr std::string_view kFileTags[] = {
     "name",          "size",      "checksum",          "use_base",   "base_size",
     "base_checksum", "data_file", "encrypted_by_disk", "object_key", "stitchfs_meta"};
@@ -122,6 +123,13 @@ Status ManifestFields::ApplyHeader() {
     auto n = ParseU64(*header_[kIncomplete]);
     if (!n) return Damaged("Cannot parse <stitchfs_incomplete> value " + *header_[kIncomplete]);
     h.incomplete = *n;
+  }
+  if (header_[kReadStart]) {
+    auto n = ParseU64(*header_[kReadStart]);
+    if (!n || *n > static_cast<uint64_t>(INT64_MAX)) {
+      return Damaged("Cannot parse <stitchfs_read_start> value " + *header_[kReadStart]);
+    }
+    h.read_start_ns = static_cast<int64_t>(*n);
   }
   return Status::OK();
 }

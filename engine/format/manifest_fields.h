@@ -64,6 +64,7 @@ class ManifestFields {
     kEndpoint,
     kNamespace,
     kNumPacks,
+    kReadStart,
     kNumHeaderTags
   };
   enum FileTag {

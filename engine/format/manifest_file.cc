@@ -27,13 +27,14 @@ constexpr uint32_t kManifestHead = IndexTag("HEAD"), kStrings = IndexTag("STRS")
                    kByContent = IndexTag("BYCT"), kNameArea = IndexTag("NAME");
 constexpr uint32_t kManifestTags[] = {kManifestHead, kStrings, kEntries,   kMetas,
                                       kNodes,        kByName,  kByContent, kNameArea};
-// 3: the last version before the index codec (magic STCHMF03). 4: in its container.
+// 3: the last version before the index codec (magic STCHMF03). 4: in its container. 5: the
+// header's read start.
 constexpr IndexKind kManifestKind{
-    "cached manifest", {'S', 'T', 'F', 'S', 'M', 'A', 'N', 'C'}, 4, kManifestTags};
+    "cached manifest", {'S', 'T', 'F', 'S', 'M', 'A', 'N', 'C'}, 5, kManifestTags};
 
 using Record = ManifestTables::Record;
 using NodeRecord = ManifestTables::NodeRecord;
-// The layout of the records in the files (version 4): the tables are these files' records.
+// The layout of the records in the files (versions 4 and 5): the tables are these files' records.
 static_assert(sizeof(Record) == 80 && sizeof(NodeRecord) == 96 && sizeof(PosixMeta) == 64);
 static_assert(std::is_trivially_copyable_v<Record> && std::is_trivially_copyable_v<NodeRecord>);
 struct HeadRecord {
@@ -55,6 +56,7 @@ std::string HeaderStrings(const Manifest& m) {
     put(*v);
   }
   put(h.base_backup_uuid.value_or(""));
+  put(h.read_start_ns ? std::to_string(*h.read_start_ns) : "");
   put(std::to_string(m.missing().size()));
   for (const MissingFile& f : m.missing()) {
     put(f.name);
@@ -76,11 +78,19 @@ Status Mismatch(const std::string& why) {
 Status ParseHeaderStrings(std::string_view bytes, ManifestHeader* h,
                           std::vector<MissingFile>* missing) {
   IndexCursor c(bytes, kManifestKind.name, kStrings);
-  std::string base_uuid, count;
+  std::string base_uuid, read_start, count;
   for (std::string* v :
        {&h->timestamp, &h->uuid, &h->backup_id, &h->data_file_name_generator, &h->base_backup,
-        &h->original_endpoint, &h->original_namespace, &base_uuid, &count}) {
+        &h->original_endpoint, &h->original_namespace, &base_uuid, &read_start, &count}) {
     RETURN_IF_ERROR(c.String(v));
+  }
+  if (!read_start.empty()) {
+    int64_t ns = 0;
+    auto [at, bad] = std::from_chars(read_start.data(), read_start.data() + read_start.size(), ns);
+    if (bad != std::errc() || at != read_start.data() + read_start.size() || ns < 0) {
+      return Mismatch("read start");
+    }
+    h->read_start_ns = ns;
   }
   auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), h->incomplete);
   if (ec != std::errc() || end != count.data() + count.size() || h->incomplete > c.left() / 8) {

@@ -175,6 +175,9 @@ Status RenderManifest(const ManifestHeader& h, std::span<const FileEntry> entrie
     Leaf(out, "stitchfs_checksum", ChecksumAlgorithmName(h.algorithm));
   }
   if (!missing.empty()) Leaf(out, "stitchfs_incomplete", std::to_string(missing.size()));
+  if (h.read_start_ns && *h.read_start_ns >= 0) {
+    Leaf(out, "stitchfs_read_start", std::to_string(*h.read_start_ns));
+  }
   out->append("<contents>");
   for (const FileEntry& e : entries) RenderEntry(e, out);
   out->append("</contents>");

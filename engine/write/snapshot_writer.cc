@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -271,6 +272,8 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
   ASSIGN_OR_RETURN(auto base, OpenBase(o));
   UniqueFd src(::open(o.source.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));
   if (!src) return Status::IOError("open source folder " + o.source, errno);
+  timespec started;  // Before any time of the source is taken (ManifestHeader::read_start_ns).
+  ::clock_gettime(CLOCK_REALTIME, &started);
   ASSIGN_OR_RETURN(SourceTree tree, WalkSource(src.get()));
   ASSIGN_OR_RETURN(const ChecksumAlgorithm alg, AlgorithmFor(o, base.get(), tree));
   BackupSummary summary;
@@ -294,7 +297,8 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
   std::deque<std::string> data_names;
   ASSIGN_OR_RETURN(std::vector<FileEntry> entries,
                    ReadAll(o, tree, ro, progress, &summary, data_names));
-  const ManifestHeader h = HeaderFor(o, *storage, summary, base.get(), entries, alg);
+  ManifestHeader h = HeaderFor(o, *storage, summary, base.get(), entries, alg);
+  h.read_start_ns = int64_t{started.tv_sec} * 1'000'000'000 + started.tv_nsec;
   std::vector<Node> nodes;
   for (const SourceNode& n : tree.nodes) nodes.push_back({n.type, n.name, n.target, n.meta});
   summary.nodes = nodes.size();

@@ -53,15 +53,33 @@ class Reader {
     return false;
   }
 
+  // True if a file whose last change has time `ctime` (every change sets it) was not changed
+  // again after a backup that began reading at `read_start` read it, while keeping that time:
+  // `ctime` is older than the read by more than the times' step. Sub-second times step by a
+  // clock tick (the kernel's coarse clock, a few ms); whole-second ones by a second or two
+  // (FAT), and a file server's clock may be off by seconds. Unknown start: never.
+  static bool ClearlyBeforeRead(const FileTime& ctime, const std::optional<int64_t>& read_start) {
+    constexpr int64_t kFineStepNs = 20'000'000;
+    constexpr int64_t kCoarseStepNs = 10'000'000'000;
+    if (!read_start) return false;
+    const int64_t step = ctime.nsec != 0 ? kFineStepNs : kCoarseStepNs;
+    const int64_t start_sec = *read_start / 1'000'000'000;
+    if (ctime.sec < start_sec - 20) return true;  // (Far older: no overflow below.)
+    if (ctime.sec > start_sec + 20) return false;
+    return ctime.sec * 1'000'000'000 + ctime.nsec < *read_start - step;
+  }
+
   std::optional<FileEntry> BaseByName() const {
     if (o_.base == nullptr) return std::nullopt;
     auto idx = o_.base->FindByName(f_.name);
     return idx ? std::optional(o_.base->entry(*idx)) : std::nullopt;
   }
 
-  // The files cache: an unchanged file (same size, mtime, ctime, inode) is the base's file.
+  // The files cache: an unchanged file (same size, mtime, ctime, inode) is the base's file, if
+  // its times were clearly older than the base's read (ClearlyBeforeRead).
   bool TrustBase(const FileEntry& b, FileResult* r) const {
     if (!o_.files_cache || !b.meta || b.size != static_cast<uint64_t>(f_.st.st_size)) return false;
+    if (!ClearlyBeforeRead(b.meta->ctime, o_.base->header().read_start_ns)) return false;
     const PosixMeta now = MetaFromStat(f_.st);
     if (b.meta->mtime != now.mtime || b.meta->ctime != now.ctime || b.meta->ino != now.ino ||
         b.meta->dev != now.dev) {

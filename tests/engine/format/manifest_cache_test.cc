@@ -35,6 +35,7 @@ std::unique_ptr<const Manifest> Sample(size_t extra = 0) {
   h.deduplicate_files = true;
   h.algorithm = ChecksumAlgorithm::kXxh3;
   h.incomplete = 2;
+  h.read_start_ns = 1'733'000'000'123'456'789;
   b.set_header(h);
   b.AddMissing({"gone/file", "No such file or directory"});
   b.AddMissing({"fifo\\x01", "it is now a FIFO"});
@@ -101,6 +102,7 @@ void ExpectSame(const Manifest& a, const Manifest& b) {
   }
   EXPECT_TRUE(std::ranges::equal(a.by_name(), b.by_name()));
   EXPECT_EQ(a.header().incomplete, b.header().incomplete);
+  EXPECT_EQ(a.header().read_start_ns, b.header().read_start_ns);
   EXPECT_EQ(a.missing(), b.missing());
 }
 
