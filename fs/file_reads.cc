@@ -10,7 +10,7 @@ FileReads::FileReads(std::shared_ptr<const engine::RandomAccessFile> reader, New
 
 std::shared_ptr<SequentialCheck> FileReads::CheckFor(uint64_t offset) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (check_ && offset == 0 && !check_->Pristine()) {
+  if (check_ && offset == 0 && !check_->Unfed()) {
     std::optional<engine::Status> known = check_->result();
     if (known && known->ok()) known.reset();  // Only a mismatch carries over.
     check_ = std::make_shared<SequentialCheck>(new_check_(), std::move(known));

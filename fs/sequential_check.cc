@@ -90,9 +90,9 @@ std::optional<engine::Status> SequentialCheck::result() const {
   return result_;
 }
 
-bool SequentialCheck::Pristine() const {
+bool SequentialCheck::Unfed() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return next_ == 0 && !feeding_ && reading_.empty() && kept_.empty() && !stopped_ && !result_;
+  return next_ == 0 && !feeding_ && !stopped_ && !result_;
 }
 
 bool SequentialCheck::GapBeingRead(uint64_t offset) const {
@@ -125,8 +125,8 @@ void SequentialCheck::FeedFrom(std::unique_lock<std::mutex>& lock, std::string_v
     auto it = kept_.find(next_);
     if (it == kept_.end()) break;
     held = std::move(it->second);
-    kept_bytes_ -= held.length;
-    kept_all -= held.length;
+    kept_bytes_ -= held.weight;
+    kept_all -= held.weight;
     kept_.erase(it);
     chunk = std::string_view(held.buffer.data.get(), held.length);
   }
@@ -144,15 +144,16 @@ void SequentialCheck::Stop() noexcept {
 }
 
 bool SequentialCheck::Keep(uint64_t offset, ReadBuffer& buffer, size_t length) {
-  if (offset - next_ > kMaxAhead || kept_bytes_ + length > kMaxPending || kept_.count(offset)) {
+  const size_t weight = buffer.capacity;
+  if (offset - next_ > kMaxAhead || kept_bytes_ + weight > kMaxPending || kept_.count(offset)) {
     return false;
   }
-  if (kept_all.fetch_add(length) + length > kMaxPendingAll) {
-    kept_all -= length;
+  if (kept_all.fetch_add(weight) + weight > kMaxPendingAll) {
+    kept_all -= weight;
     return false;
   }
-  kept_bytes_ += length;
-  kept_.emplace(offset, Kept{std::move(buffer), length});
+  kept_bytes_ += weight;
+  kept_.emplace(offset, Kept{std::move(buffer), length, weight});
   buffer = ReadBuffer();
   return true;
 }
@@ -172,6 +173,9 @@ void SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes,
   if (result_ || stopped_ || bytes.empty() || offset < taken_) return;  // (Seen, or a re-read.)
   try {
     if (offset > next_ || feeding_) {  // Ahead: kept for its turn, its buffer or a copy.
+      // A small read in a thread's large buffer (grown by an earlier large read) is copied:
+      // kept whole, the buffer would hold many times its bytes.
+      if (buffer != nullptr && buffer->capacity > 4 * bytes.size() + (64 << 10)) buffer = nullptr;
       ReadBuffer copy;
       if (buffer == nullptr) {
         copy.Reserve(bytes.size());

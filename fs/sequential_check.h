@@ -90,13 +90,16 @@ class SequentialCheck {
   void AcceptAnswered(uint64_t offset, std::string_view bytes) noexcept;
   // The verdict of the whole file, once it was seen.
   std::optional<engine::Status> result() const;
-  // No read has begun, been fed or stopped the check yet.
-  bool Pristine() const;
+  // No bytes were fed to the check and it has not stopped or ended: a read of the file's start
+  // belongs to it, even while later reads are being served or kept (the kernel sends a file's
+  // first reads at once, and the one of the start may come last).
+  bool Unfed() const;
 
  private:
   struct Kept {
     ReadBuffer buffer;
-    size_t length = 0;
+    size_t length = 0;  // Of the read's bytes in `buffer`,
+    size_t weight = 0;  // and of the memory it holds (its capacity): what the bounds count.
   };
   // True if a read being served starts in [next_, offset): the bytes before `offset` may come.
   bool GapBeingRead(uint64_t offset) const;
@@ -107,7 +110,8 @@ class SequentialCheck {
   void FeedFrom(std::unique_lock<std::mutex>& lock, std::string_view bytes);
   // AcceptAnswered of `bytes`, in `buffer` (handed over if kept) or not (copied then).
   void AcceptAnswered(uint64_t offset, std::string_view bytes, ReadBuffer* buffer) noexcept;
-  // Keeps `buffer` (a read at `offset` ahead of next_); false beyond the bounds.
+  // Keeps `buffer` (a read at `offset` ahead of next_), counting all of its memory against the
+  // bounds; false beyond them.
   bool Keep(uint64_t offset, ReadBuffer& buffer, size_t length);
   void Stop() noexcept;
 

@@ -102,6 +102,25 @@ TEST_F(SequentialCheckTest, AReadAheadHandsItsBufferOver) {
   EXPECT_OK(*check->result());
 }
 
+// A small read ahead, in a thread's buffer grown large by an earlier read, is copied to be
+// kept: the large buffer stays the thread's, not held (uncounted) for the small read's turn.
+TEST_F(SequentialCheckTest, ASmallReadInALargeBufferIsCopiedToBeKept) {
+  const std::string all = Content();
+  auto check = CheckOf(backup_);
+  ReadBuffer large;
+  large.Reserve(1 << 20);
+  std::memcpy(large.data.get(), all.data() + 2048, 2048);
+  check->Begin(0);
+  check->Begin(2048);
+  check->AcceptAnswered(2048, large, 2048);
+  ASSERT_NE(large.data, nullptr) << "the 1 MiB buffer was kept for a 2 KiB read";
+  EXPECT_GE(large.capacity, 1u << 20);
+  EXPECT_OK(check->Accept(0, std::string_view(all).substr(0, 2048)));
+  EXPECT_OK(check->Accept(4096, std::string_view(all).substr(4096)));
+  ASSERT_TRUE(check->result().has_value());
+  EXPECT_TRUE(check->result()->ok()) << "the copy kept was fed in its turn";
+}
+
 TEST_F(SequentialCheckTest, AFailedReadOfTheGapEndsTheWait) {
   auto check = CheckOf(backup_);
   const std::string all = Content();
