@@ -75,8 +75,20 @@ engine::StatusOr<T> SingleView::WithRenewal(uint64_t ino, const Op& op) const {
   return out;
 }
 
+namespace {
+
+// The view generation this thread's last SingleView::Reads went through (ReadFailed).
+struct LastReads {
+  uint64_t owner = 0, generation = 0;
+};
+thread_local LastReads last_reads;
+
+}  // namespace
+
 bool SingleView::ReadFailed(uint64_t ino, const engine::Status& s) const {
   if (!first_->ReadsThroughChain(ino) || !MayBeAChangedChain(s)) return false;
+  // Another read opened the chain again since this one got its reader: try the new view.
+  if (last_reads.owner == id_ && last_reads.generation != generation_.load()) return true;
   return Renew(&ReaderFor(ino)) != nullptr;
 }
 
@@ -87,6 +99,9 @@ engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> SingleView::Op
 }
 
 engine::StatusOr<std::shared_ptr<FileReads>> SingleView::Reads(uint64_t ino) const {
+  // The view as it was before: a read renewed here (or by another thread meanwhile) retries
+  // once more at worst, through the view that is current then.
+  last_reads = {id_, generation_.load(std::memory_order_acquire)};
   return WithRenewal<std::shared_ptr<FileReads>>(
       ino, [ino](const BackupView& v) { return v.Reads(ino); });
 }

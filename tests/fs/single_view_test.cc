@@ -2,6 +2,8 @@
 #include "fs/single_view.h"
 
 #include <filesystem>
+#include <future>
+#include <thread>
 
 #include "engine/write/flatten.h"
 #include "tests/fs/view_fixture.h"
@@ -80,6 +82,38 @@ TEST_F(SingleViewTest, AKeptReaderWhoseFileWentIsReadAgainThroughTheChainOpenedA
   EXPECT_EQ(Read(log), a_ + b_ + c_);
   EXPECT_FALSE(single_->ReadFailed(Ino(".appended/log/app.log"), n.status()))
       << "the top's own files are never read otherwise";
+}
+
+// Two reads through the old chain fail once it changed: the first opens it again, and the
+// second, on another thread, is read again too (was: EIO, the chain being already renewed).
+TEST_F(SingleViewTest, EveryReadFailingOnTheOldChainIsReadAgain) {
+  auto one_fd = engine::OpenResolved(Folder("b2"), testutil::LocalChain(/*max_open_files=*/1));
+  ASSERT_OK(one_fd.status());
+  single_ = std::make_unique<SingleView>(std::make_shared<const BackupView>(*one_fd, Attr()),
+                                         testutil::LocalChain(1), Attr(), nullptr);
+  const uint64_t log = Ino("log/app.log");
+  std::string buf(a_.size() + b_.size() + c_.size(), '\0');
+  std::promise<void> got, renewed;
+  std::promise<bool> retried;
+  std::thread other([&] {
+    auto mine = single_->Reads(log);  // Through the old chain.
+    got.set_value();
+    renewed.get_future().wait();
+    std::string theirs(buf.size(), '\0');
+    auto n = mine.ok() ? (*mine)->reader()->ReadAt(0, theirs) : mine.status();
+    retried.set_value(!n.ok() && single_->ReadFailed(log, n.status()));
+  });
+  auto kept = single_->Reads(log);
+  ASSERT_OK(kept.status());
+  got.get_future().wait();
+  FlattenB1AndRemoveB0();
+  auto n = (*kept)->reader()->ReadAt(0, buf);
+  ASSERT_FALSE(n.ok());
+  EXPECT_TRUE(single_->ReadFailed(log, n.status())) << "the first opens the chain again";
+  renewed.set_value();
+  EXPECT_TRUE(retried.get_future().get()) << "the second is read again too";
+  other.join();
+  EXPECT_EQ(Read(log), a_ + b_ + c_);
 }
 
 TEST_F(SingleViewTest, DamageIsNotAChangeOfTheChain) {
