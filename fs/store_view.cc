@@ -59,9 +59,12 @@ engine::StatusOr<struct stat> StoreView::Attr(uint64_t ino) const {
   if (slot == 0) return StoreAttr(ino);
   auto view = backups_.View(slot);
   if (!view.ok()) {
-    // A backup that cannot be opened still shows as a folder; reading it gives the error.
-    const bool exists =
-        backups_.Read([&](const engine::StoreIndex& index) { return index.slot(slot) != nullptr; });
+    // A backup that cannot be opened still shows as a folder, while it is in the store;
+    // reading it gives the error.
+    const bool exists = backups_.Read([&](const engine::StoreIndex& index) {
+      const engine::StoreSlot* s = index.slot(slot);
+      return s != nullptr && s->present;
+    });
     if (LocalOf(ino) == InodeTable::kRoot && exists) return FolderStat(ino);
     return view.status();
   }
@@ -165,8 +168,13 @@ engine::StatusOr<uint64_t> StoreView::LookupLink(uint64_t dir, std::string_view 
     return k == 0 ? LinkTarget{} : TargetOf(index, k);
   });
   if (target.slot == 0) return engine::Status::EntryNotFound("no backup for " + std::string(name));
-  return LinkIno(std::string(dir == kAtIno ? "at/" : "by-uuid/") + std::string(name),
-                 std::move(target));
+  return LinkIno(LinkKey(dir, target.slot), std::move(target));
+}
+
+// One link per backup in each of at/ and by-uuid/: every time that resolves to a backup is the
+// same link (the names a mount is asked for are not kept, so they cannot fill its memory).
+std::string StoreView::LinkKey(uint64_t dir, uint64_t slot) {
+  return (dir == kAtIno ? "at/" : "by-uuid/") + std::to_string(slot);
 }
 
 std::string StoreView::GenerationPath(const engine::StoreIndex& index, uint64_t k) const {
@@ -285,7 +293,7 @@ std::vector<DirEntry> StoreView::ListLinks(uint64_t dir) const {
   });
   std::vector<DirEntry> out = {{".", dir}, {"..", kRootIno}};
   for (auto& [name, target] : links) {
-    const std::string key = (dir == kAtIno ? "at/" : "by-uuid/") + name;
+    const std::string key = LinkKey(dir, target.slot);
     out.push_back({name, LinkIno(key, std::move(target))});
   }
   return out;

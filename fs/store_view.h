@@ -97,8 +97,9 @@ class StoreView final : public Namespace {
     std::string name;
   };
   LinkTarget TargetOf(const engine::StoreIndex& index, uint64_t k) const;
-  // The slot-0 symlink `key` ("at/..." or "by-uuid/..."), made on first use; it points to
-  // `target` from now on.
+  // The key of the link to backup `slot` in folder `dir` (at/ or by-uuid/).
+  static std::string LinkKey(uint64_t dir, uint64_t slot);
+  // The slot-0 symlink `key` (LinkKey), made on first use; it points to `target` from now on.
   uint64_t LinkIno(const std::string& key, LinkTarget target) const;
   struct stat FolderStat(uint64_t ino) const;  // A folder of the store, or a backup's stand-in.
   // With share_inodes: gives a file of `view` (slot `slot`) its shared inode number.

@@ -129,6 +129,13 @@ TEST_F(StoreViewTest, TheRootListsEveryBackupAndTheNamesThatResolveThem) {
   EXPECT_EQ(LinkedName("at/2026-10-01"), "g0");
   EXPECT_EQ(LinkedName("at/2026-10-02T00:00:00"), "g1");
   EXPECT_EQ(LinkedName("at/9999"), "g1");
+  // Every time that leads to a backup is one link: names asked for are not kept.
+  const uint64_t inodes = view_->NumInodes();
+  for (int day = 10; day < 28; ++day) {
+    const std::string at = "at/2026-11-" + std::to_string(day) + "T01:02:03";
+    EXPECT_EQ(Ino(at), Ino("at/9999")) << at;
+  }
+  EXPECT_EQ(view_->NumInodes(), inodes);
   EXPECT_EQ(LinkedName("by-uuid/" + uuid0_), "g0");
   for (const std::string path :
        {"at/2026-09-30", "at/0500", "at/garbage", "by-uuid/nothing", "nothing", "g0/nothing"}) {
