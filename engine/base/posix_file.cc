@@ -21,11 +21,34 @@ StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extr
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   long fd = ::syscall(SYS_openat2, dir_fd, relative.c_str(), &how, sizeof(how));
   if (fd < 0 && (errno == ENOSYS || errno == EPERM)) {
-    // Older kernels (or seccomp filters) lack openat2; the names were validated lexically.
-    fd = ::openat(dir_fd, relative.c_str(), flags);
+    // Older kernels (or seccomp filters, as older container runtimes') lack openat2.
+    return OpenByComponents(dir_fd, relative, flags);
   }
   if (fd < 0) return Status::IOError("open " + relative, errno);
   return UniqueFd(static_cast<int>(fd));
+}
+
+StatusOr<UniqueFd> OpenByComponents(int dir_fd, const std::string& relative, int flags) {
+  UniqueFd dir;  // The folder reached so far (dir_fd itself at first).
+  size_t at = 0;
+  for (size_t slash; (slash = relative.find('/', at)) != std::string::npos; at = slash + 1) {
+    const std::string name = relative.substr(at, slash - at);
+    if (name.empty() || name == "." || name == "..") {
+      return Status::IOError("open " + relative + ": not a plain path beneath its folder", EXDEV);
+    }
+    // O_PATH | O_NOFOLLOW opens a symlink itself, which O_DIRECTORY then refuses (ENOTDIR).
+    const int next = ::openat(dir ? dir.get() : dir_fd, name.c_str(),
+                              O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) return Status::IOError("open " + relative, errno);
+    dir = UniqueFd(next);
+  }
+  const std::string last = relative.substr(at);
+  if (last.empty() || last == "." || last == "..") {
+    return Status::IOError("open " + relative + ": not a plain path beneath its folder", EXDEV);
+  }
+  const int fd = ::openat(dir ? dir.get() : dir_fd, last.c_str(), flags | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return Status::IOError("open " + relative, errno);
+  return UniqueFd(fd);
 }
 
 Status WriteFully(int fd, std::string_view data, const std::string& what) {

@@ -14,10 +14,15 @@ namespace stitchfs::engine {
 
 // Opens `relative` beneath the folder `dir_fd` for reading, refusing to follow any symlink or
 // to leave the folder (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS where the kernel has it,
-// else openat with O_NOFOLLOW on the last component; names are validated lexically first).
+// else OpenByComponents).
 // Never blocks (O_NONBLOCK: a FIFO put in a file's place opens at once); callers check the
 // type of what they opened before reading it.
 StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extra_flags = 0);
+
+// The same without openat2: `relative` opened one name at a time, each folder with O_NOFOLLOW
+// (a symlink anywhere on the way is ELOOP or ENOTDIR), the last with `flags` | O_NOFOLLOW. An
+// empty, "." or ".." name is EXDEV (a path that would not stay beneath the folder).
+StatusOr<UniqueFd> OpenByComponents(int dir_fd, const std::string& relative, int flags);
 
 // Opens folder `rel` beneath `root` (empty: root itself), creating missing folders (0755), never
 // following a symlink. kIOError naming the folder on failure (ELOOP/ENOTDIR for a symlink).

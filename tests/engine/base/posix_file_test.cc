@@ -1,4 +1,5 @@
 // ReadLinkWhole: a symlink's target is read whole whatever size an earlier lstat gave.
+// OpenByComponents: OpenBeneath's way without openat2 follows no symlink anywhere on a path.
 #include "engine/base/posix_file.h"
 
 #include <fcntl.h>
@@ -13,7 +14,7 @@
 namespace stitchfs::engine {
 namespace {
 
-class ReadLinkWholeTest : public ::testing::Test {
+class PosixFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_fd_ = UniqueFd(::open(dir_.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -27,7 +28,7 @@ class ReadLinkWholeTest : public ::testing::Test {
   UniqueFd dir_fd_;
 };
 
-TEST_F(ReadLinkWholeTest, ATargetLongerThanTheHintIsReadWhole) {
+TEST_F(PosixFileTest, ATargetLongerThanTheHintIsReadWhole) {
   std::string deep;
   while (deep.size() < 3000) deep += "releases/";
   Link("long", deep);
@@ -42,7 +43,7 @@ TEST_F(ReadLinkWholeTest, ATargetLongerThanTheHintIsReadWhole) {
   EXPECT_EQ(*got, "x") << "a hint longer than the target";
 }
 
-TEST_F(ReadLinkWholeTest, TargetsAtTheBufferSizesAreWhole) {
+TEST_F(PosixFileTest, TargetsAtTheBufferSizesAreWhole) {
   for (size_t len :
        {size_t{255}, size_t{256}, size_t{257}, size_t{511}, size_t{512}, size_t{4095}}) {
     const std::string target(len, 't');
@@ -54,12 +55,30 @@ TEST_F(ReadLinkWholeTest, TargetsAtTheBufferSizesAreWhole) {
   }
 }
 
-TEST_F(ReadLinkWholeTest, NotASymlinkIsAnIOError) {
+TEST_F(PosixFileTest, NotASymlinkIsAnIOError) {
   testutil::WriteFile(dir_.path() + "/plain", "bytes");
   auto got = ReadLinkWhole(dir_fd_.get(), "plain", 5);
   EXPECT_EQ(got.status().code(), ErrorCode::kIOError);
   EXPECT_EQ(got.status().sys_errno(), EINVAL);
   EXPECT_EQ(ReadLinkWhole(dir_fd_.get(), "absent", 5).status().sys_errno(), ENOENT);
+}
+
+TEST_F(PosixFileTest, OpeningNameByNameFollowsNoSymlinkOnTheWay) {
+  testutil::WriteFile(dir_.path() + "/a/b/file", "inside");
+  testutil::TempDir outside;
+  testutil::WriteFile(outside.path() + "/b/file", "outside");
+  Link("up", outside.path());  // A folder's name that leads out.
+  Link("a/b/link", "file");    // The last name a symlink.
+  auto in = OpenByComponents(dir_fd_.get(), "a/b/file", O_RDONLY);
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  char buf[16] = {};
+  EXPECT_EQ(::read(in->get(), buf, sizeof buf), 6);
+  EXPECT_EQ(std::string(buf), "inside");
+  EXPECT_EQ(OpenByComponents(dir_fd_.get(), "up/b/file", O_RDONLY).status().sys_errno(), ENOTDIR);
+  EXPECT_EQ(OpenByComponents(dir_fd_.get(), "a/b/link", O_RDONLY).status().sys_errno(), ELOOP);
+  for (const char* bad : {"../x", "a/../a/b/file", "a//b/file", "a/./b/file", "", "a/b/"}) {
+    EXPECT_EQ(OpenByComponents(dir_fd_.get(), bad, O_RDONLY).status().sys_errno(), EXDEV) << bad;
+  }
 }
 
 }  // namespace
