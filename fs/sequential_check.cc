@@ -53,10 +53,15 @@ void ReadBuffer::Reserve(size_t size) {
   {
     Pool& pool = Pool::Get();
     std::lock_guard<std::mutex> lock(pool.mu);
+    auto best = pool.free.end();  // The smallest that fits: a small read holds little.
     for (auto it = pool.free.begin(); it != pool.free.end(); ++it) {
-      if (it->capacity < size) continue;
-      *this = std::move(*it);
-      pool.free.erase(it);
+      if (it->capacity >= size && (best == pool.free.end() || it->capacity < best->capacity)) {
+        best = it;
+      }
+    }
+    if (best != pool.free.end()) {
+      *this = std::move(*best);
+      pool.free.erase(best);
       return;
     }
   }
@@ -153,8 +158,9 @@ bool SequentialCheck::Keep(uint64_t offset, ReadBuffer& buffer, size_t length) {
     return false;
   }
   kept_bytes_ += weight;
-  kept_.emplace(offset, Kept{std::move(buffer), length, weight});
-  buffer = ReadBuffer();
+  Kept kept{std::move(buffer), length, weight};
+  buffer = ReadBuffer();  // (Before anything can throw: the caller's is empty either way.)
+  kept_.emplace(offset, std::move(kept));  // (Throwing, Stop() gives the bytes counted back.)
   return true;
 }
 

@@ -37,9 +37,17 @@ StatusOr<UniqueFd> OpenByComponents(int dir_fd, const std::string& relative, int
       return Status::IOError("open " + relative + ": not a plain path beneath its folder", EXDEV);
     }
     // O_PATH | O_NOFOLLOW opens a symlink itself, which O_DIRECTORY then refuses (ENOTDIR).
-    const int next = ::openat(dir ? dir.get() : dir_fd, name.c_str(),
-                              O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (next < 0) return Status::IOError("open " + relative, errno);
+    const int at_fd = dir ? dir.get() : dir_fd;
+    const int next = ::openat(at_fd, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) {
+      int err = errno;
+      struct stat st;  // A symlink is ELOOP, as openat2 says, not "not a folder".
+      if (err == ENOTDIR && ::fstatat(at_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          S_ISLNK(st.st_mode)) {
+        err = ELOOP;
+      }
+      return Status::IOError("open " + relative, err);
+    }
     dir = UniqueFd(next);
   }
   const std::string last = relative.substr(at);

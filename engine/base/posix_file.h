@@ -20,7 +20,8 @@ namespace stitchfs::engine {
 StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extra_flags = 0);
 
 // The same without openat2: `relative` opened one name at a time, each folder with O_NOFOLLOW
-// (a symlink anywhere on the way is ELOOP or ENOTDIR), the last with `flags` | O_NOFOLLOW. An
+// (a symlink anywhere on the way is ELOOP, as with openat2), the last with `flags` |
+// O_NOFOLLOW. An
 // empty, "." or ".." name is EXDEV (a path that would not stay beneath the folder).
 StatusOr<UniqueFd> OpenByComponents(int dir_fd, const std::string& relative, int flags);
 

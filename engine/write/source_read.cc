@@ -57,16 +57,19 @@ class Reader {
   // again after a backup that began reading at `read_start` read it, while keeping that time:
   // `ctime` is older than the read by more than the times' step. Sub-second times step by a
   // clock tick (the kernel's coarse clock, a few ms); whole-second ones by a second or two
-  // (FAT), and a file server's clock may be off by seconds. Unknown start: never.
+  // (FAT), with room for a file server's clock a few seconds off. (A server with sub-second
+  // times and a clock behind by more than the step defeats the rule: stitch(1) says so.)
+  // Unknown start: never.
   static bool ClearlyBeforeRead(const FileTime& ctime, const std::optional<int64_t>& read_start) {
     constexpr int64_t kFineStepNs = 20'000'000;
     constexpr int64_t kCoarseStepNs = 10'000'000'000;
     if (!read_start) return false;
     const int64_t step = ctime.nsec != 0 ? kFineStepNs : kCoarseStepNs;
     const int64_t start_sec = *read_start / 1'000'000'000;
-    if (ctime.sec < start_sec - 20) return true;  // (Far older: no overflow below.)
+    const int64_t start_ns = *read_start % 1'000'000'000;
+    if (ctime.sec < start_sec - 20) return true;  // (Far older; compared in ns below, near.)
     if (ctime.sec > start_sec + 20) return false;
-    return ctime.sec * 1'000'000'000 + ctime.nsec < *read_start - step;
+    return (ctime.sec - start_sec) * 1'000'000'000 + (ctime.nsec - start_ns) < -step;
   }
 
   std::optional<FileEntry> BaseByName() const {

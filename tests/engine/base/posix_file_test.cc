@@ -74,7 +74,9 @@ TEST_F(PosixFileTest, OpeningNameByNameFollowsNoSymlinkOnTheWay) {
   char buf[16] = {};
   EXPECT_EQ(::read(in->get(), buf, sizeof buf), 6);
   EXPECT_EQ(std::string(buf), "inside");
-  EXPECT_EQ(OpenByComponents(dir_fd_.get(), "up/b/file", O_RDONLY).status().sys_errno(), ENOTDIR);
+  EXPECT_EQ(OpenByComponents(dir_fd_.get(), "up/b/file", O_RDONLY).status().sys_errno(), ELOOP);
+  testutil::WriteFile(dir_.path() + "/plain", "x");
+  EXPECT_EQ(OpenByComponents(dir_fd_.get(), "plain/x", O_RDONLY).status().sys_errno(), ENOTDIR);
   EXPECT_EQ(OpenByComponents(dir_fd_.get(), "a/b/link", O_RDONLY).status().sys_errno(), ELOOP);
   for (const char* bad : {"../x", "a/../a/b/file", "a//b/file", "a/./b/file", "", "a/b/"}) {
     EXPECT_EQ(OpenByComponents(dir_fd_.get(), bad, O_RDONLY).status().sys_errno(), EXDEV) << bad;
