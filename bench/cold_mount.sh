@@ -38,13 +38,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ "$(id -u)" = 0 ] || { echo "bench/cold_mount.sh drops the page cache: run it as root" >&2; exit 2; }
-setup
-kept_chain "$keep"
-STITCHFS=$BUILD/fs/stitchfs
-top=$data/store/day3
-mount_dir
-export STITCH_CACHE_DIR=$work/cache
+kept_chain_bench bench/cold_mount.sh "$keep"
 OPTS=("$@")
 
 mount_s() { local t; t=$(timed "$STITCHFS" "$top" "$M" "${OPTS[@]}"); umount_m; sleep 0.5; echo "$t"; }

@@ -93,6 +93,26 @@ umount_m() {
   done
 }
 
+# kept_chain_bench SCRIPT KEEP: what the scripts measuring bench/run.sh's chain share: root (they
+# drop the page cache), the scratch folder, the chain (kept_chain KEEP), the mount point $M,
+# a manifest cache of the run's own, and STITCHFS, `top` (the last day) and `big` (its
+# 317 MiB file). SCRIPT names the script in the message.
+kept_chain_bench() {
+  [ "$(id -u)" = 0 ] || { echo "$1 drops the page cache: run it as root" >&2; exit 2; }
+  setup
+  kept_chain "$2"
+  mount_dir
+  export STITCH_CACHE_DIR=$work/cache
+  STITCHFS=$BUILD/fs/stitchfs
+  top=$data/store/day3
+  big=store/logs/events/data.bin
+}
+# column_median COLUMN LINES: the median of field COLUMN of the non-empty LINES.
+column_median() {
+  printf '%s' "$2" | awk -v c="$1" 'NF {print $c}' | sort -g |
+    awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+
 # kept_chain DIR: sets `data` to bench/run.sh's chain kept under DIR (scale 1, 3 days), built
 # there when missing; DIR empty: under $work (after setup), gone on exit.
 kept_chain() {

@@ -24,14 +24,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ "$(id -u)" = 0 ] || { echo "bench/dd_cpu.sh drops the page cache: run it as root" >&2; exit 2; }
-setup
-kept_chain "$keep"
-STITCHFS=$BUILD/fs/stitchfs
-big=store/logs/events/data.bin
-top=$data/store/day3
-mount_dir
-export STITCH_CACHE_DIR=$work/cache
+kept_chain_bench bench/dd_cpu.sh "$keep"
 mapfile -t parts < <(ls "$data"/store/day*/"$big")  # The file's data files, base first.
 
 mount_top() {
@@ -77,10 +70,7 @@ for r in $(seq "$rounds"); do
   echo "$line" >&2
 done
 # median COLUMN KIND
-median() {
-  printf '%s' "${runs[$2]}" | awk -v c="$1" 'NF {print $c}' | sort -g |
-    awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-}
+median() { column_median "$1" "${runs[$2]}"; }  # median COLUMN KIND
 json="{\"bench\":\"dd_cpu\",\"rounds\":$rounds"
 for k in "${kinds[@]}"; do
   n=${k/+/_}

@@ -25,14 +25,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ "$(id -u)" = 0 ] || { echo "bench/rand_cold.sh drops the page cache: run it as root" >&2; exit 2; }
-setup
-kept_chain "$keep"
-STITCHFS=$BUILD/fs/stitchfs
+kept_chain_bench bench/rand_cold.sh "$keep"
 PREAD=$BUILD/bench/pread_bench
-big=store/logs/events/data.bin
-mount_dir
-export STITCH_CACHE_DIR=$work/cache
 have_perf=0
 perf stat -e block:block_rq_issue -a -- true >/dev/null 2>&1 && have_perf=1
 # The disk the chain is on, for the sectors it reads (/proc/diskstats, field 6).
@@ -47,7 +41,7 @@ measure() {
   case "$1" in
     native-poll) mode=poll ;;
     mount)
-      "$STITCHFS" "$data/store/day3" "$M" && stat "$M/$big" >/dev/null ||
+      "$STITCHFS" "$top" "$M" && stat "$M/$big" >/dev/null ||
         { echo "bench/rand_cold.sh: the mount failed" >&2; exit 1; }
       f=$M/$big
       ;;
@@ -86,10 +80,7 @@ for k in "${kinds[@]}"; do
 done
 echo "disk requests (perf): native ${requests[native]}, native-poll ${requests[native-poll]}," \
   "mount ${requests[mount]}" >&2
-median() {  # median COLUMN KIND
-  printf '%s' "${runs[$2]}" | awk -v c="$1" 'NF {print $c}' | sort -g |
-    awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-}
+median() { column_median "$1" "${runs[$2]}"; }  # median COLUMN KIND
 json="{\"bench\":\"rand_cold\",\"rounds\":$rounds,\"reads\":$reads"
 for k in "${kinds[@]}"; do
   n=${k/-/_}

@@ -24,15 +24,10 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ "$(id -u)" = 0 ] || { echo "bench/walk_ab.sh drops the page cache: run it as root" >&2; exit 2; }
 for b in "${builds[@]}"; do
   [ -x "$b/fs/stitchfs" ] || { echo "bench/walk_ab.sh: no $b/fs/stitchfs" >&2; exit 2; }
 done
-setup
-kept_chain "$keep"
-top=$data/store/day3
-mount_dir
-export STITCH_CACHE_DIR=$work/cache
+kept_chain_bench bench/walk_ab.sh "$keep"
 
 walk() { timed sh -c "tar -cf - -C '$1' . >/dev/zero"; }
 # walk_mount BUILD: "SECONDS PEAK_MIB" of a cold walk through a fresh mount of BUILD.
