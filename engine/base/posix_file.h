@@ -21,8 +21,7 @@ StatusOr<UniqueFd> OpenBeneath(int dir_fd, const std::string& relative, int extr
 
 // The same without openat2: `relative` opened one name at a time, each folder with O_NOFOLLOW
 // (a symlink anywhere on the way is ELOOP, as with openat2), the last with `flags` |
-// O_NOFOLLOW. An
-// empty, "." or ".." name is EXDEV (a path that would not stay beneath the folder).
+// O_NOFOLLOW. An empty, "." or ".." name is EXDEV (a path that would not stay beneath).
 StatusOr<UniqueFd> OpenByComponents(int dir_fd, const std::string& relative, int flags);
 
 // Opens folder `rel` beneath `root` (empty: root itself), creating missing folders (0755), never

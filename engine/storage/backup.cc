@@ -40,30 +40,26 @@ StatusOr<ManifestHeader> ReadBackupHeader(const Storage& storage, const std::str
 
 Status CheckManifestReadsBack(const Storage& storage, const std::string& dir,
                               std::string_view manifest) {
-  const std::string what = "the manifest written as " + dir + "/.backup ";
+  // Whatever goes wrong, the write is what failed.
+  auto failed = [&dir](const std::string& why) {
+    return Status(ErrorCode::kIOError, "the manifest written as " + dir + "/.backup " + why, EIO);
+  };
   auto folder = storage.OpenFolder(dir);
   auto source = folder.ok() ? storage.OpenManifest(**folder) : folder.status();
-  if (!source.ok()) {  // Whatever the reason, the write is what failed.
-    return Status(ErrorCode::kIOError, what + "cannot be read back: " + source.status().ToString(),
-                  EIO);
-  }
+  if (!source.ok()) return failed("cannot be read back: " + source.status().ToString());
   const uint64_t size = source->bytes->size();
   if (size != manifest.size()) {
-    return Status(ErrorCode::kIOError,
-                  what + "reads back " + std::to_string(size) + " bytes, " +
-                      std::to_string(manifest.size()) + " were written",
-                  EIO);
+    return failed("reads back " + std::to_string(size) + " bytes, " +
+                  std::to_string(manifest.size()) + " were written");
   }
   std::string back(manifest.size(), '\0');
   if (Status s = source->bytes->ReadAt(0, back).status(); !s.ok()) {
-    return Status(ErrorCode::kIOError, what + "cannot be read back: " + s.ToString(), EIO);
+    return failed("cannot be read back: " + s.ToString());
   }
   const auto diff = std::mismatch(back.begin(), back.end(), manifest.begin());
   if (diff.first == back.end()) return Status::OK();
-  return Status(ErrorCode::kIOError,
-                what + "reads back other bytes than were written (from byte " +
-                    std::to_string(diff.first - back.begin()) + ")",
-                EIO);
+  return failed("reads back other bytes than were written (from byte " +
+                std::to_string(diff.first - back.begin()) + ")");
 }
 
 StatusOr<std::shared_ptr<const Backup>> BackupCache::Open(const Storage& storage,
