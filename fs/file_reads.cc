@@ -5,7 +5,8 @@ namespace stitchfs::fs {
 FileReads::FileReads(std::shared_ptr<const engine::RandomAccessFile> reader, NewCheck new_check,
                      std::optional<engine::Status> known)
     : reader_(std::move(reader)), new_check_(std::move(new_check)) {
-  if (new_check_) check_ = std::make_shared<SequentialCheck>(new_check_(), std::move(known));
+  if (new_check_)
+    check_ = std::make_shared<SequentialCheck>(new_check_(), reader_, std::move(known));
 }
 
 std::shared_ptr<SequentialCheck> FileReads::CheckFor(uint64_t offset) {
@@ -13,7 +14,7 @@ std::shared_ptr<SequentialCheck> FileReads::CheckFor(uint64_t offset) {
   if (check_ && offset == 0 && !check_->Unfed()) {
     std::optional<engine::Status> known = check_->result();
     if (known && known->ok()) known.reset();  // Only a mismatch carries over.
-    check_ = std::make_shared<SequentialCheck>(new_check_(), std::move(known));
+    check_ = std::make_shared<SequentialCheck>(new_check_(), reader_, std::move(known));
   }
   return check_;
 }

@@ -19,9 +19,9 @@ namespace {
 class CheckedRead {
  public:
   CheckedRead(std::shared_ptr<SequentialCheck> check, const engine::RandomAccessFile& reader,
-              off_t off)
+              off_t off, size_t size)
       : check_(std::move(check)), reader_(reader), at_(static_cast<uint64_t>(off)) {
-    if (check_) check_->Begin(at_);
+    if (check_) check_->Begin(at_, size);
   }
   ~CheckedRead() {
     if (check_) check_->Cancel(at_);
@@ -51,7 +51,7 @@ class CheckedRead {
                        ": a new mount reads them from the storage");
     }
     if (!s.ok()) {
-      Ns(req).NoteDamaged(ino, s);
+      if (found_now) Ns(req).NoteDamaged(ino, s);
       return ReplyError(req, s);
     }
     fuse_reply_buf(req, bytes.data(), bytes.size());
@@ -71,7 +71,7 @@ engine::Status ServeRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
   const engine::RandomAccessFile& reader = *(*f)->reader();
   if (off == 0 && Ctx(req).walk != nullptr) Ctx(req).walk->Started(ino);
   CheckedRead read(Ctx(req).verify_reads ? (*f)->CheckFor(static_cast<uint64_t>(off)) : nullptr,
-                   reader, off);
+                   reader, off, size);
   // Bytes the reader holds in memory (an object store's read-ahead) go out as they are.
   auto loan = reader.Lend(static_cast<uint64_t>(off), size);
   RETURN_IF_ERROR(loan.status());

@@ -1,10 +1,11 @@
 #include "fs/sequential_check.h"
 
-#include <sys/mman.h>
-
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <new>
+#include <span>
 #include <utility>
 
 namespace stitchfs::fs {
@@ -12,75 +13,19 @@ namespace {
 
 std::atomic<size_t> kept_all{0};  // Bytes every SequentialCheck keeps (kMaxPendingAll).
 
-// Buffers kept reads gave back, for the next reads (a few: the reads in flight at once).
-struct Pool {
-  static constexpr size_t kKept = 2;
-  std::mutex mu;
-  std::vector<ReadBuffer> free;
-  static Pool& Get() {
-    static Pool* pool = new Pool;  // Never destroyed: threads may give back at exit.
-    return *pool;
-  }
-  void Give(ReadBuffer b) noexcept {
-    std::lock_guard<std::mutex> lock(mu);
-    if (free.size() < kKept && b.data) {
-      try {
-        free.push_back(std::move(b));
-      } catch (...) {  // (Then it is simply freed.)
-      }
-    }
-  }
-};
+// Bytes read again at a time where reads were dropped.
+constexpr uint64_t kAgainChunk = 1 << 20;
 
 }  // namespace
-
-void ReturnToPool(ReadBuffer buffer) noexcept { Pool::Get().Give(std::move(buffer)); }
-
-namespace {
-thread_local ReadBuffer thread_buffer;
-}  // namespace
-
-ReadBuffer& ThreadReadBuffer() { return thread_buffer; }
-
-void ReleaseThreadReadBuffer() noexcept {
-  if (thread_buffer.data) ReturnToPool(std::exchange(thread_buffer, ReadBuffer{}));
-}
-
-void UnmapBuffer::operator()(char* p) const noexcept { ::munmap(p, length); }
-
-void ReadBuffer::Reserve(size_t size) {
-  if (capacity >= size) return;
-  {
-    Pool& pool = Pool::Get();
-    std::lock_guard<std::mutex> lock(pool.mu);
-    auto best = pool.free.end();  // The smallest that fits: a small read holds little.
-    for (auto it = pool.free.begin(); it != pool.free.end(); ++it) {
-      if (it->capacity >= size && (best == pool.free.end() || it->capacity < best->capacity)) {
-        best = it;
-      }
-    }
-    if (best != pool.free.end()) {
-      *this = std::move(*best);
-      pool.free.erase(best);
-      return;
-    }
-  }
-  constexpr size_t kUnit = 64 << 10;
-  const size_t length = (size + kUnit - 1) / kUnit * kUnit;
-  void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  data = std::unique_ptr<char[], UnmapBuffer>(static_cast<char*>(p), UnmapBuffer{length});
-  capacity = length;
-}
 
 SequentialCheck::~SequentialCheck() {
   kept_all -= kept_bytes_;
-  for (auto& [offset, k] : kept_) Pool::Get().Give(std::move(k.buffer));
+  for (auto& [offset, k] : kept_) ReturnToPool(std::move(k.buffer));
 }
 
-void SequentialCheck::Begin(uint64_t offset) {
+void SequentialCheck::Begin(uint64_t offset, uint64_t length) {
   std::lock_guard<std::mutex> lock(mu_);
-  reading_.insert(offset);
+  reading_.emplace(offset, length);
   if (waiters_ > 0) changed_.notify_all();
 }
 
@@ -102,7 +47,7 @@ bool SequentialCheck::Unfed() const {
 
 bool SequentialCheck::GapBeingRead(uint64_t offset) const {
   auto it = reading_.lower_bound(next_);
-  return it != reading_.end() && *it < offset;
+  return it != reading_.end() && it->first < offset;
 }
 
 bool SequentialCheck::WaitForGap(std::unique_lock<std::mutex>& lock, uint64_t offset) {
@@ -111,38 +56,126 @@ bool SequentialCheck::WaitForGap(std::unique_lock<std::mutex>& lock, uint64_t of
   // The bytes before `offset` may still come: being read, being fed, or kept for their turn.
   auto coming = [&] { return feeding_ || GapBeingRead(offset) || kept_.count(next_) > 0; };
   ++waiters_;
-  changed_.wait_until(lock, now + kArrival, [&] { return done() || coming(); });
-  changed_.wait_until(lock, now + kWait, [&] { return done() || !coming(); });
+  changed_.wait_until(lock, now + bounds_.arrival, [&] { return done() || coming(); });
+  changed_.wait_until(lock, now + bounds_.wait, [&] { return done() || !coming(); });
+  if (!done()) changed_.wait(lock, [&] { return stopped_ || !feeding_; });  // (Never long.)
   --waiters_;
-  return done() && !stopped_ && next_ == offset;
+  return !stopped_ && next_ == offset;
 }
 
-void SequentialCheck::FeedFrom(std::unique_lock<std::mutex>& lock, std::string_view bytes) {
+bool SequentialCheck::MayFill(uint64_t offset) const {
+  if (reader_ == nullptr) return false;
+  if (offset <= next_) return true;
+  try {
+    std::vector<std::pair<uint64_t, uint64_t>> read;  // [start, end) of every read known.
+    uint64_t kept = 0;
+    for (const auto& [at, k] : kept_) {
+      read.emplace_back(at, at + k.length);
+      if (at < offset) kept += std::min<uint64_t>(k.length, offset - at);
+    }
+    for (const auto& [end, start] : dropped_) read.emplace_back(start, end);
+    for (const auto& [at, length] : reading_) read.emplace_back(at, at + length);
+    std::sort(read.begin(), read.end());
+    uint64_t covered = next_;
+    for (const auto& [start, end] : read) {
+      if (covered >= offset || start > covered) break;
+      covered = std::max(covered, end);
+    }
+    return covered >= offset && offset - next_ - std::min(kept, offset - next_) <= bounds_.max_fill;
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+}
+
+void SequentialCheck::ForgetFed() noexcept {
+  for (auto it = kept_.begin(); it != kept_.end() && it->first <= next_;) {
+    if (it->first + it->second.length > next_) {
+      ++it;
+      continue;
+    }
+    kept_bytes_ -= it->second.weight;
+    kept_all -= it->second.weight;
+    ReturnToPool(std::move(it->second.buffer));
+    it = kept_.erase(it);
+  }
+  while (!dropped_.empty() && dropped_.begin()->first <= next_) dropped_.erase(dropped_.begin());
+  if (!dropped_.empty()) dropped_.begin()->second = std::max(dropped_.begin()->second, next_);
+}
+
+engine::StatusOr<std::string_view> SequentialCheck::ReadAgain(std::unique_lock<std::mutex>& lock,
+                                                              uint64_t to, ReadBuffer& into) {
+  if (auto k = kept_.upper_bound(next_); k != kept_.end()) to = std::min(to, k->first);
+  to = std::min({to, next_ + kAgainChunk, check_->size()});
+  const uint64_t from = next_;
+  taken_ = to;  // Reads answered meanwhile below `to` are not needed.
+  lock.unlock();
+  engine::StatusOr<size_t> n = engine::Status::IOError("reading again", ENOMEM);
+  try {
+    into.Reserve(to - from);
+    n = reader_->ReadAt(from, std::span<char>(into.data.get(), to - from));
+  } catch (const std::bad_alloc&) {
+  }
+  lock.lock();
+  if (n.ok() && *n != to - from) n = engine::Status::BackupDamaged("the file ends early");
+  if (!n.ok()) {
+    taken_ = next_;
+    return n.status();
+  }
+  return std::string_view(into.data.get(), *n);
+}
+
+engine::Status SequentialCheck::Feed(std::unique_lock<std::mutex>& lock, uint64_t at,
+                                     std::string_view bytes, uint64_t fill_to) {
   feeding_ = true;
-  Kept held;  // The kept read being fed (taken out of kept_).
-  for (std::string_view chunk = bytes;;) {
+  Kept held;         // The kept read being fed (taken out of kept_),
+  ReadBuffer again;  // or the bytes read again.
+  engine::Status status;
+  while (!stopped_ && next_ < check_->size()) {
+    ForgetFed();
+    std::string_view chunk;
+    auto kept = kept_.upper_bound(next_);  // (The one before it, if any, holds next_.)
+    if (at <= next_ && next_ < at + bytes.size()) {
+      chunk = bytes.substr(next_ - at);
+      bytes = {};
+    } else if (kept != kept_.begin() && (--kept)->first <= next_) {
+      if (held.buffer.data) ReturnToPool(std::move(held.buffer));
+      held = std::move(kept->second);
+      kept_bytes_ -= held.weight;
+      kept_all -= held.weight;
+      chunk = std::string_view(held.buffer.data.get(), held.length).substr(next_ - kept->first);
+      kept_.erase(kept);
+    } else {
+      uint64_t to = fill_to;  // Dropped reads are read again; so is anything below fill_to.
+      if (auto d = dropped_.upper_bound(next_); d != dropped_.end() && d->second <= next_) {
+        to = std::max(to, d->first);
+      }
+      if (at > next_) to = std::min(to, at);
+      if (to <= next_ || reader_ == nullptr) break;
+      auto read = ReadAgain(lock, to, again);
+      if (!read.ok()) {
+        status = read.status();
+        break;
+      }
+      chunk = *read;
+    }
     taken_ = next_ + chunk.size();
     lock.unlock();  // Hashing, the long part, holds no lock: other reads go on meanwhile.
     check_->Update(chunk);
-    if (held.buffer.data) Pool::Get().Give(std::move(held.buffer));
     lock.lock();
     next_ += chunk.size();
-    auto it = kept_.find(next_);
-    if (it == kept_.end()) break;
-    held = std::move(it->second);
-    kept_bytes_ -= held.weight;
-    kept_all -= held.weight;
-    kept_.erase(it);
-    chunk = std::string_view(held.buffer.data.get(), held.length);
   }
+  if (held.buffer.data) ReturnToPool(std::move(held.buffer));
+  if (again.data) ReturnToPool(std::move(again));
   feeding_ = false;
   if (waiters_ > 0) changed_.notify_all();
+  return status;
 }
 
 void SequentialCheck::Stop() noexcept {
   stopped_ = true;
-  for (auto& [offset, k] : kept_) Pool::Get().Give(std::move(k.buffer));
+  for (auto& [offset, k] : kept_) ReturnToPool(std::move(k.buffer));
   kept_.clear();
+  dropped_.clear();
   kept_all -= kept_bytes_;
   kept_bytes_ = 0;
   if (waiters_ > 0) changed_.notify_all();
@@ -150,7 +183,8 @@ void SequentialCheck::Stop() noexcept {
 
 bool SequentialCheck::Keep(uint64_t offset, ReadBuffer& buffer, size_t length) {
   const size_t weight = buffer.capacity;
-  if (offset - next_ > kMaxAhead || kept_bytes_ + weight > kMaxPending || kept_.count(offset)) {
+  if (offset - next_ > bounds_.max_ahead || kept_bytes_ + weight > bounds_.max_pending ||
+      kept_.count(offset)) {
     return false;
   }
   if (kept_all.fetch_add(weight) + weight > kMaxPendingAll) {
@@ -162,6 +196,18 @@ bool SequentialCheck::Keep(uint64_t offset, ReadBuffer& buffer, size_t length) {
   buffer = ReadBuffer();  // (Before anything can throw: the caller's is empty either way.)
   kept_.emplace(offset, std::move(kept));  // (Throwing, Stop() gives the bytes counted back.)
   return true;
+}
+
+void SequentialCheck::Drop(uint64_t offset, uint64_t end) {
+  if (reader_ == nullptr) return Stop();
+  // Ranges are keyed by their end: merge every one that touches [offset, end).
+  for (auto it = dropped_.lower_bound(offset); it != dropped_.end() && it->second <= end;) {
+    offset = std::min(offset, it->second);
+    end = std::max(end, it->first);
+    it = dropped_.erase(it);
+  }
+  dropped_.emplace(end, offset);
+  if (dropped_.size() > kMaxDropped) Stop();  // Reads all over the file: not read whole.
 }
 
 void SequentialCheck::AcceptAnswered(uint64_t offset, ReadBuffer& buffer, size_t length) noexcept {
@@ -176,22 +222,25 @@ void SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes,
                                      ReadBuffer* buffer) noexcept {
   std::unique_lock<std::mutex> lock(mu_);
   if (auto it = reading_.find(offset); it != reading_.end()) reading_.erase(it);
-  if (result_ || stopped_ || bytes.empty() || offset < taken_) return;  // (Seen, or a re-read.)
+  const uint64_t end = offset + bytes.size();
+  if (result_ || stopped_ || bytes.empty() || end <= taken_) return;  // (Seen, or a re-read.)
   try {
-    if (offset > next_ || feeding_) {  // Ahead: kept for its turn, its buffer or a copy.
-      // A small read in a thread's large buffer (grown by an earlier large read) is copied:
-      // kept whole, the buffer would hold many times its bytes.
-      if (buffer != nullptr && buffer->capacity > 4 * bytes.size() + (64 << 10)) buffer = nullptr;
-      ReadBuffer copy;
-      if (buffer == nullptr) {
-        copy.Reserve(bytes.size());
-        std::memcpy(copy.data.get(), bytes.data(), bytes.size());
-        buffer = &copy;
-      }
-      if (!Keep(offset, *buffer, bytes.size())) Stop();
+    if (offset <= next_ && !feeding_) {                // Its turn (its bytes from next_ on).
+      if (!Feed(lock, offset, bytes, 0).ok()) Stop();  // (Bytes read again could not be.)
       return;
     }
-    FeedFrom(lock, bytes);
+    if (offset < taken_) return Drop(taken_, end);  // Partly being fed: the rest read again.
+    // Ahead: kept for its turn, its buffer or a copy. A small read in a thread's large buffer
+    // (grown by an earlier large read) is copied: kept whole, the buffer would hold many times
+    // its bytes.
+    if (buffer != nullptr && buffer->capacity > 4 * bytes.size() + (64 << 10)) buffer = nullptr;
+    ReadBuffer copy;
+    if (buffer == nullptr) {
+      copy.Reserve(bytes.size());
+      std::memcpy(copy.data.get(), bytes.data(), bytes.size());
+      buffer = &copy;
+    }
+    if (!Keep(offset, *buffer, bytes.size())) Drop(offset, end);
   } catch (...) {  // (bad_alloc of a copy or a map node: `lock` is held again.)
     if (!lock.owns_lock()) lock.lock();
     Stop();
@@ -205,12 +254,19 @@ engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes, 
   if (result_) {  // The file was seen whole: reads of its end keep its verdict.
     return end == check_->size() && !bytes.empty() ? *result_ : engine::Status::OK();
   }
-  if (stopped_ || bytes.empty() || offset < taken_) return engine::Status::OK();  // (A re-read.)
+  if (stopped_ || bytes.empty() || end <= taken_) return engine::Status::OK();  // (A re-read.)
+  uint64_t fill_to = 0;
   if ((offset > next_ || feeding_) && !WaitForGap(lock, offset)) {
-    Stop();  // The bytes before it did not come in time.
-    return engine::Status::OK();
+    if (stopped_ || !MayFill(offset)) {  // Bytes before it never read: not read whole.
+      Stop();
+      return engine::Status::OK();
+    }
+    fill_to = offset;  // Read whole, but the bytes before it did not all come in time.
   }
-  FeedFrom(lock, bytes);
+  if (engine::Status s = Feed(lock, offset, bytes, fill_to); !s.ok()) {
+    Stop();
+    return s.WithPrefix("reading the file again to check it");
+  }
   if (stopped_ || next_ < check_->size()) return engine::Status::OK();
   result_ = check_->Finish();
   if (found_now != nullptr) *found_now = true;

@@ -9,81 +9,74 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string_view>
 #include <vector>
 
+#include "engine/base/random_access_file.h"
 #include "engine/read/content_check.h"
+#include "fs/read_buffer.h"
 
 namespace stitchfs::fs {
 
-// A buffer a read's bytes are read into. A read served ahead of the ones before it hands its
-// buffer to the check, which keeps it until their turn (no copy, no wait) and gives it back to
-// a pool the next reads take theirs from.
-// Unmaps a ReadBuffer's memory, which is mapped for it alone (whole 64 KiB units), so that a
-// buffer freed is given back to the system at once instead of staying in the heap.
-struct UnmapBuffer {
-  size_t length = 0;
-  void operator()(char* p) const noexcept;
+// Reads kept for their turn: up to max_pending bytes per open file and
+// SequentialCheck::kMaxPendingAll for all of them, and only for a read less than max_ahead ahead. A
+// read that cannot be kept is dropped: the check notes its range and, when the bytes before it were
+// fed, reads it again from the file's reader (bytes a reader was handed are checked all the same).
+// A reader whose reads leave holes (a seek, a random reader such as a query) is not checked: more
+// than SequentialCheck::kMaxDropped separate ranges dropped, or a read of the end with bytes before
+// it never read, stop the check of the file.
+struct SequentialCheckBounds {
+  size_t max_pending = 64 << 20;
+  uint64_t max_ahead = 32 << 20;
+  // The read of a file's last bytes, ahead of the reads before it, waits for them: while one
+  // is being served, up to `wait`; for one to arrive when none is, `arrival`. Then it reads
+  // what it still lacks itself, if every byte before it was or is being read (at most
+  // max_fill bytes; the file is not checked beyond that).
+  std::chrono::milliseconds wait{1000};
+  std::chrono::milliseconds arrival{50};
+  uint64_t max_fill = 64 << 20;
 };
-
-struct ReadBuffer {
-  std::unique_ptr<char[], UnmapBuffer> data;
-  size_t capacity = 0;
-  // At least `size` bytes: the same buffer, else one from the pool, else a new one
-  // (std::bad_alloc if there is no memory).
-  void Reserve(size_t size);
-};
-
-// Gives `buffer` to the pool ReadBuffer::Reserve takes from (or frees it: the pool keeps a few).
-void ReturnToPool(ReadBuffer buffer) noexcept;
-
-// The calling thread's buffer for reads, and the same given back to the pool (a thread that
-// goes idle, so that a burst of reads on many threads does not keep a buffer on each).
-ReadBuffer& ThreadReadBuffer();
-void ReleaseThreadReadBuffer() noexcept;
 
 // Thread-safe: the kernel sends a file's reads in order but several at once, and other threads
 // may serve them out of order.
 class SequentialCheck {
  public:
-  // Reads kept for their turn: up to kMaxPending bytes per open file and kMaxPendingAll for all
-  // of them, and only for a read less than kMaxAhead ahead (a random reader, such as a query,
-  // never fills the gap); beyond that the check of the file stops.
-  static constexpr size_t kMaxPending = 64 << 20;
+  using Bounds = SequentialCheckBounds;
   static constexpr size_t kMaxPendingAll = 256 << 20;
-  static constexpr uint64_t kMaxAhead = 32 << 20;
-  // The read of a file's last bytes, ahead of the reads before it, waits for them: while one is
-  // being served, up to kWait; for one to arrive when none is, kArrival.
-  static constexpr std::chrono::milliseconds kWait{1000};
-  static constexpr std::chrono::milliseconds kArrival{50};
+  static constexpr size_t kMaxDropped = 64;
 
-  // `known`: the verdict of an earlier whole read of the same file (its reads of the end fail
-  // again if it was a mismatch).
-  explicit SequentialCheck(std::unique_ptr<engine::ContentCheck> check,
-                           std::optional<engine::Status> known = std::nullopt)
-      : check_(std::move(check)), result_(std::move(known)) {}
+  // `reader`: the file's bytes, read again where reads were dropped (null: a dropped read
+  // stops the check). `known`: the verdict of an earlier whole read of the same file (its reads
+  // of the end fail again if it was a mismatch).
+  SequentialCheck(std::unique_ptr<engine::ContentCheck> check,
+                  std::shared_ptr<const engine::RandomAccessFile> reader,
+                  std::optional<engine::Status> known = std::nullopt, Bounds bounds = Bounds())
+      : check_(std::move(check)),
+        reader_(std::move(reader)),
+        bounds_(bounds),
+        result_(std::move(known)) {}
   ~SequentialCheck();
   SequentialCheck(const SequentialCheck&) = delete;
   SequentialCheck& operator=(const SequentialCheck&) = delete;
 
   // The file's size.
   uint64_t size() const { return check_->size(); }
-  // A read at `offset` is being served (call before reading; then Accept, AcceptAnswered or
-  // Cancel).
-  void Begin(uint64_t offset);
+  // A read of `length` bytes at `offset` is being served (call before reading; then Accept,
+  // AcceptAnswered or Cancel).
+  void Begin(uint64_t offset, uint64_t length);
   // It failed: its bytes will not come.
   void Cancel(uint64_t offset);
   // The bytes a read at `offset` got, before they are handed out: the read of the file's end
-  // (it waits for the bytes before it). kBackupDamaged (naming the backup with the bad bytes)
-  // if they complete the file and its checksum does not match, and for any later read of the
-  // file's last bytes: that read must fail. OK otherwise. Reads that leave bytes unread (a seek,
-  // pages already cached) stop the check for this open file; that is never an error.
-  // `*found_now`, if given, is set when this read completed the file (the verdict is new).
+  // (it waits for the bytes before it, or reads them). kBackupDamaged (naming the backup with
+  // the bad bytes) if they complete the file and its checksum does not match, and for any later
+  // read of the file's last bytes: that read must fail. The reader's error if bytes read again
+  // could not be (`*found_now` stays false). OK otherwise, a read that leaves bytes unread
+  // included (never an error). `*found_now`, if given, is set when this read completed the file
+  // (the verdict is new).
   engine::Status Accept(uint64_t offset, std::string_view bytes, bool* found_now = nullptr);
   // Any other read, already answered: its first `length` bytes of `buffer`. Ahead of the reads
   // before it, it keeps the buffer for their turn (`buffer` is then empty: Reserve takes
-  // another). Never throws: what it cannot do (memory) stops the check.
+  // another). Never throws: what it cannot do (memory, a failed read again) stops the check.
   void AcceptAnswered(uint64_t offset, ReadBuffer& buffer, size_t length) noexcept;
   // The same for bytes that are not in a ReadBuffer (an object store's read-ahead lends its
   // own): copied only if they must be kept.
@@ -105,25 +98,42 @@ class SequentialCheck {
   bool GapBeingRead(uint64_t offset) const;
   // The read of the end came early: waits for the reads before it. True if they came.
   bool WaitForGap(std::unique_lock<std::mutex>& lock, uint64_t offset);
-  // Feeds `bytes` (at next_), then every kept read that follows on, hashing without the lock
-  // (`lock` held on entry and on return; feeding_ keeps other feeders out meanwhile).
-  void FeedFrom(std::unique_lock<std::mutex>& lock, std::string_view bytes);
+  // True if every byte in [next_, offset) was read (kept or dropped) or is being read, and at
+  // most max_fill of them are not kept: the read of the end may read them again itself.
+  bool MayFill(uint64_t offset) const;
+  // Feeds the check from next_ on (`lock` held on entry and on return; hashing and reading
+  // without it, feeding_ keeping other feeders out): `bytes` (read at `at`), kept reads, and
+  // the reader's bytes where reads were dropped or, anywhere, below `fill_to`; until none of
+  // these starts at next_. The reader's error if it failed.
+  engine::Status Feed(std::unique_lock<std::mutex>& lock, uint64_t at, std::string_view bytes,
+                      uint64_t fill_to);
+  // Forgets kept and dropped reads that end at or before next_.
+  void ForgetFed() noexcept;
+  // Reads [next_, to) from the reader into `into`, without the lock.
+  engine::StatusOr<std::string_view> ReadAgain(std::unique_lock<std::mutex>& lock, uint64_t to,
+                                               ReadBuffer& into);
   // AcceptAnswered of `bytes`, in `buffer` (handed over if kept) or not (copied then).
   void AcceptAnswered(uint64_t offset, std::string_view bytes, ReadBuffer* buffer) noexcept;
   // Keeps `buffer` (a read at `offset` ahead of next_), counting all of its memory against the
   // bounds; false beyond them.
   bool Keep(uint64_t offset, ReadBuffer& buffer, size_t length);
+  // Notes [offset, end) as read but not kept (merged with its neighbours); stops the check
+  // beyond kMaxDropped ranges.
+  void Drop(uint64_t offset, uint64_t end);
   void Stop() noexcept;
 
   mutable std::mutex mu_;
   std::condition_variable changed_;
   int waiters_ = 0;                              // Reads in WaitForGap.
-  std::unique_ptr<engine::ContentCheck> check_;  // Guarded by mu_, as all below.
-  std::multiset<uint64_t> reading_;              // Offsets of reads being served.
-  std::map<uint64_t, Kept> kept_;                // Reads ahead of next_, by offset.
+  std::unique_ptr<engine::ContentCheck> check_;  // Guarded by mu_, as all below but the two
+  const std::shared_ptr<const engine::RandomAccessFile> reader_;  // constants.
+  const Bounds bounds_;
+  std::multimap<uint64_t, uint64_t> reading_;  // Reads being served: offset, length.
+  std::map<uint64_t, Kept> kept_;              // Reads ahead of next_, by offset.
   size_t kept_bytes_ = 0;
-  uint64_t next_ = 0;     // The offset the check needs next,
-  bool feeding_ = false;  // unless a read's bytes are being hashed (they start at next_),
+  std::map<uint64_t, uint64_t> dropped_;  // Reads ahead of next_ not kept: start, end (apart).
+  uint64_t next_ = 0;                     // The offset the check needs next,
+  bool feeding_ = false;  // unless bytes are being hashed or read again (they start at next_),
   uint64_t taken_ = 0;    // up to here (next_ when none is).
   bool stopped_ = false;
   std::optional<engine::Status> result_;  // Once the whole file was seen.

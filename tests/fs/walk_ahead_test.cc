@@ -40,12 +40,12 @@ TEST_F(ViewTest, FileReadsAreSharedByInodeAndAReadFromTheStartIsCheckedAgain) {
   // The first reads out of order (the kernel sends several at once): the read of the start
   // joins the check a later read began and was kept by, and the whole file is checked.
   EXPECT_EQ((*reads)->CheckFor(4096), first);
-  first->Begin(4096);
+  first->Begin(4096, 100);
   first->AcceptAnswered(4096, std::string_view(whole).substr(4096, 100));
   EXPECT_EQ((*reads)->CheckFor(0), first) << "a read of the start joins the reads served";
-  first->Begin(0);
+  first->Begin(0, 4096);
   ASSERT_OK(first->Accept(0, std::string_view(whole).substr(0, 4096)));
-  first->Begin(4196);
+  first->Begin(4196, whole.size() - 4196);
   bool found_now = false;
   ASSERT_OK(first->Accept(4196, std::string_view(whole).substr(4196), &found_now));
   EXPECT_TRUE(found_now) << "the whole file was checked";
@@ -56,10 +56,10 @@ TEST_F(ViewTest, FileReadsAreSharedByInodeAndAReadFromTheStartIsCheckedAgain) {
   // Bytes that are not the backup's fail the end, and go on failing it for later readers.
   std::string wrong = whole;
   wrong[10] ^= 1;
-  again->Begin(0);
+  again->Begin(0, wrong.size());
   EXPECT_EQ(again->Accept(0, wrong).code(), ErrorCode::kBackupDamaged);
   std::shared_ptr<SequentialCheck> later = (*reads)->CheckFor(0);
-  later->Begin(whole.size() - 100);
+  later->Begin(whole.size() - 100, 100);
   EXPECT_EQ(later->Accept(whole.size() - 100, whole.substr(whole.size() - 100)).code(),
             ErrorCode::kBackupDamaged);
   // Files without bytes to check have no check.
