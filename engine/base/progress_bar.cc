@@ -36,11 +36,28 @@ std::string HumanDuration(uint64_t seconds) {
   return buf;
 }
 
+namespace {
+
+// The bar's redraws at most: STITCH_PROGRESS_FPS times a second (1 to 1000; 10 if unset or not
+// a number in that range), for a slow terminal or a log that records every frame.
+std::chrono::microseconds FrameTime() {
+  long fps = 10;
+  if (const char* v = std::getenv("STITCH_PROGRESS_FPS")) {
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (end != v && *end == '\0' && n >= 1 && n <= 1000) fps = n;
+  }
+  return std::chrono::microseconds(1000000 / fps);
+}
+
+}  // namespace
+
 ProgressBar::ProgressBar(std::string what, uint64_t total_files, uint64_t total_bytes)
     : what_(std::move(what)),
       total_files_(total_files),
       total_bytes_(total_bytes),
       enabled_(::isatty(STDERR_FILENO) && std::getenv("STITCH_NO_PROGRESS") == nullptr),
+      frame_(FrameTime()),
       start_(std::chrono::steady_clock::now()),
       last_(start_) {}
 
@@ -49,10 +66,10 @@ ProgressBar::~ProgressBar() { Done(); }
 void ProgressBar::Update(uint64_t files, uint64_t bytes) {
   if (!enabled_) return;
   auto now = std::chrono::steady_clock::now();
-  // The last state is always drawn; anything else at most ten times a second.
+  // The last state is always drawn; anything else at most once a frame.
   const bool last = (total_files_ > 0 && files >= total_files_) ||
                     (total_files_ == 0 && total_bytes_ > 0 && bytes >= total_bytes_);
-  if (drawn_ && now - last_ < std::chrono::milliseconds(100) && !last) return;
+  if (drawn_ && now - last_ < frame_ && !last) return;
   last_ = now;
   Draw(files, bytes);
 }

@@ -37,6 +37,7 @@ class ProgressBar {
   uint64_t total_bytes_;
   bool enabled_;
   bool drawn_ = false;
+  const std::chrono::microseconds frame_;
   std::chrono::steady_clock::time_point start_, last_;
 };
 

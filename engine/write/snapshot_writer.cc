@@ -123,13 +123,14 @@ int DefaultJobs(const std::string& dest) {
   return LocationOf(dest).in_object_storage() ? std::max(local, 8) : local;
 }
 
-// Runs the workers, reporting progress from this thread.
+// Runs the workers, reporting progress from this thread every 10 ms (the sink decides what it
+// draws: a terminal's bar, at most STITCH_PROGRESS_FPS frames a second).
 void RunWorkers(Run& run, int jobs, const SourceTree& tree, const WriterProgress& progress) {
   std::vector<std::thread> threads;
   for (int t = 0; t < jobs; ++t) threads.emplace_back([&run, t] { run.Work(t); });
   do {
     if (progress) progress(run.files_done(), run.bytes_done(), tree.files.size(), tree.total_bytes);
-  } while (!run.WaitWorkers(jobs, std::chrono::milliseconds(100)));
+  } while (!run.WaitWorkers(jobs, std::chrono::milliseconds(10)));
   for (auto& t : threads) t.join();
   if (progress) progress(run.files_done(), run.bytes_done(), tree.files.size(), tree.total_bytes);
 }
