@@ -288,13 +288,14 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
   if (!notice.empty()) summary.warnings.push_back(notice);
   summary.warnings.insert(summary.warnings.end(), tree.warnings.begin(), tree.warnings.end());
   summary.missing = tree.missing;
-  const SourceReadOptions ro{src.get(),
-                             writer.get(),
-                             alg,
-                             base ? &base->top().manifest() : nullptr,
-                             o.files_cache,
-                             o.max_retries,
-                             &o.immutable_globs};
+  SourceReadOptions ro{src.get(),
+                       writer.get(),
+                       alg,
+                       base ? &base->top().manifest() : nullptr,
+                       o.files_cache,
+                       o.max_retries,
+                       &o.immutable_globs};
+  ro.remote_devices = &tree.remote_devices;
   std::deque<std::string> data_names;
   ASSIGN_OR_RETURN(std::vector<FileEntry> entries,
                    ReadAll(o, tree, ro, progress, &summary, data_names));

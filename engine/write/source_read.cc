@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "engine/base/posix_file.h"
@@ -57,19 +58,25 @@ class Reader {
   // again after a backup that began reading at `read_start` read it, while keeping that time:
   // `ctime` is older than the read by more than the times' step. Sub-second times step by a
   // clock tick (the kernel's coarse clock, a few ms); whole-second ones by a second or two
-  // (FAT), with room for a file server's clock a few seconds off. (A server with sub-second
-  // times and a clock behind by more than the step defeats the rule: stitch(1) says so.)
-  // Unknown start: never.
-  static bool ClearlyBeforeRead(const FileTime& ctime, const std::optional<int64_t>& read_start) {
+  // (FAT). On a remote file system (`remote`) the server sets the times, by its own clock: 10 s
+  // allow for it being that far behind this machine's. Unknown start: never.
+  static bool ClearlyBeforeRead(const FileTime& ctime, const std::optional<int64_t>& read_start,
+                                bool remote) {
     constexpr int64_t kFineStepNs = 20'000'000;
     constexpr int64_t kCoarseStepNs = 10'000'000'000;
     if (!read_start) return false;
-    const int64_t step = ctime.nsec != 0 ? kFineStepNs : kCoarseStepNs;
+    const int64_t step = ctime.nsec != 0 && !remote ? kFineStepNs : kCoarseStepNs;
     const int64_t start_sec = *read_start / 1'000'000'000;
     const int64_t start_ns = *read_start % 1'000'000'000;
     if (ctime.sec < start_sec - 20) return true;  // (Far older; compared in ns below, near.)
     if (ctime.sec > start_sec + 20) return false;
     return (ctime.sec - start_sec) * 1'000'000'000 + (ctime.nsec - start_ns) < -step;
+  }
+
+  bool OnRemote() const {
+    const std::vector<uint64_t>* r = o_.remote_devices;
+    return r != nullptr &&
+           std::find(r->begin(), r->end(), static_cast<uint64_t>(f_.st.st_dev)) != r->end();
   }
 
   std::optional<FileEntry> BaseByName() const {
@@ -82,7 +89,9 @@ class Reader {
   // its times were clearly older than the base's read (ClearlyBeforeRead).
   bool TrustBase(const FileEntry& b, FileResult* r) const {
     if (!o_.files_cache || !b.meta || b.size != static_cast<uint64_t>(f_.st.st_size)) return false;
-    if (!ClearlyBeforeRead(b.meta->ctime, o_.base->header().read_start_ns)) return false;
+    if (!ClearlyBeforeRead(b.meta->ctime, o_.base->header().read_start_ns, OnRemote())) {
+      return false;
+    }
     const PosixMeta now = MetaFromStat(f_.st);
     if (b.meta->mtime != now.mtime || b.meta->ctime != now.ctime || b.meta->ino != now.ino ||
         b.meta->dev != now.dev) {

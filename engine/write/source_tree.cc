@@ -9,9 +9,11 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <set>
 
 #include "engine/base/interrupt.h"
 #include "engine/base/posix_file.h"
+#include "engine/base/remote_fs.h"
 #include "engine/base/unique_fd.h"
 #include "engine/format/manifest_writer.h"
 #include "engine/write/file_pass.h"
@@ -36,6 +38,7 @@ class Walker {
     auto fd = rel.empty() ? StatusOr<UniqueFd>(UniqueFd(::fcntl(root, F_DUPFD_CLOEXEC, 0)))
                           : OpenBeneath(root, rel, O_DIRECTORY);
     if (!fd.ok()) return Missing(Shown(rel), fd.status());
+    NoteFileSystem(fd->get());
     std::unique_ptr<DIR, DirCloser> dir(::fdopendir(fd->get()));
     if (!dir) return Missing(Shown(rel), Status::IOError("read folder", errno));
     const int dfd = fd->release();  // Now owned by `dir`.
@@ -54,6 +57,12 @@ class Walker {
 
  private:
   static std::string Shown(const std::string& rel) { return rel.empty() ? "." : rel; }
+  // Notes the device of folder `fd` as remote if it is (asked once per device).
+  void NoteFileSystem(int fd) {
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !devices_.insert(st.st_dev).second) return;
+    if (OnRemoteFileSystem(fd)) out_->remote_devices.push_back(st.st_dev);
+  }
   void Missing(const std::string& path, const Status& s) {
     out_->missing.push_back({MakePrintable(path), ReasonOf(s)});
   }
@@ -107,6 +116,7 @@ class Walker {
   }
 
   SourceTree* out_;
+  std::set<uint64_t> devices_;  // Seen by NoteFileSystem.
 };
 
 }  // namespace

@@ -510,4 +510,24 @@ other_bytes() { for i in $(seq 300); do cmp -s "$P/d/f$i" "$work/prm/d/f$i" 2>/d
 check "and none reads other bytes" test ! "$(other_bytes && echo yes)"
 umnt "$work/prm"
 
+# --- the files cache on a remote file system (a FUSE mount is one) ------------------------------
+# A file changed 3 s before its base began reading: clearly before on a local disk; on a remote
+# file system, whose server sets times by its own clock, not (the files cache allows 10 s there).
+R=$work/remote-src
+mkdir -p "$R"
+head -c 5000 /dev/urandom >"$R/f"
+touch -d "@$(($(date +%s) - 3)).5" "$R/f"
+sleep 0.1
+"$STITCH" backup "$R" "$work/rs/b0" >/dev/null 2>&1 || bad "backup of the source to mount"
+mnt "$work/rs/b0" "$work/rsm"  # Its files' ctime is their mtime: 3 s ago, in sub-seconds.
+"$STITCH" backup "$work/rsm" "$work/rs/c0" >/dev/null 2>&1 || bad "backup of the mount"
+out=$("$STITCH" backup "$work/rsm" "$work/rs/c1" --base "$work/rs/c0" --files-cache --json)
+check "files cache, a FUSE source: a file changed 3 s before the base read is read again" \
+  grep -q '"bytes_read":5000,' <<<"$out"
+sleep 0.1
+"$STITCH" backup "$R" "$work/rs/l0" >/dev/null 2>&1 || bad "backup of the local source"
+out=$("$STITCH" backup "$R" "$work/rs/l1" --base "$work/rs/l0" --files-cache --json)
+check "files cache, a local source: the same file is trusted" grep -q '"bytes_read":0,' <<<"$out"
+umnt "$work/rsm"
+
 finish
