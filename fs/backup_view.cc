@@ -137,7 +137,13 @@ engine::StatusOr<std::shared_ptr<const engine::RandomAccessFile>> BackupView::Op
 engine::StatusOr<std::shared_ptr<FileReads>> BackupView::Reads(uint64_t ino) const {
   return reads_.Get(ino, [&]() -> engine::StatusOr<std::shared_ptr<FileReads>> {
     ASSIGN_OR_RETURN(auto reader, Open(ino));
-    const Inode* n = IsManifest(ino) || IsMirror(ino) ? nullptr : Get(ino);
+    // A mirror's bytes are checked when they are the whole file (stored whole here): a tail
+    // alone has no checksum of its own.
+    const Inode* n = IsManifest(ino) ? nullptr : Get(ino);
+    if (n != nullptr && IsMirror(ino) && n->type == InodeType::kFile &&
+        reader->size() != backup_->top().manifest().entry(n->ref).size) {
+      n = nullptr;
+    }
     if (n == nullptr || n->type != InodeType::kFile || reader->size() == 0) {
       return std::make_shared<FileReads>(std::move(reader), nullptr, std::nullopt);
     }

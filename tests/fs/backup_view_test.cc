@@ -220,6 +220,28 @@ TEST_F(ViewTest, TheHiddenAppendedMirrorHoldsWhatThisBackupStored) {
             ErrorCode::kEntryNotFound);
 }
 
+// A mirror file that is the whole file (stored whole here) is checked as the file is; a tail
+// alone has no checksum to be checked against.
+TEST_F(ViewTest, AMirrorOfAFileStoredWholeIsCheckedATailIsNot) {
+  const uint64_t mirror = Ino(BackupView::kAppendedDir);
+  auto whole = view_->Reads(Walk(*view_, "copy/a.bin", mirror).value());
+  ASSERT_OK(whole.status());
+  std::shared_ptr<SequentialCheck> check = (*whole)->CheckFor(0);
+  ASSERT_NE(check, nullptr);
+  std::string wrong = "same bytes twice";
+  wrong[3] ^= 1;
+  check->Begin(0, wrong.size());
+  EXPECT_EQ(check->Accept(0, wrong).code(), ErrorCode::kBackupDamaged);
+  auto right = view_->Reads(Walk(*view_, "copy/a.bin", mirror).value());
+  std::shared_ptr<SequentialCheck> again = (*right)->CheckFor(0);
+  again->Begin(0, 16);
+  EXPECT_EQ(again->Accept(0, "same bytes twice").code(), ErrorCode::kBackupDamaged)
+      << "the verdict found stays (the kernel may read again from the start)";
+  auto tail = view_->Reads(Walk(*view_, "log/app.log", mirror).value());
+  ASSERT_OK(tail.status());
+  EXPECT_EQ((*tail)->CheckFor(0), nullptr);
+}
+
 // A backup written by stitch backup: modes, owners, nanosecond times, symlinks, hard links and
 // empty folders as the source had them.
 TEST(BackupViewTest, MetadataOfAStitchfsBackup) {
