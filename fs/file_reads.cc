@@ -11,7 +11,13 @@ FileReads::FileReads(std::shared_ptr<const engine::RandomAccessFile> reader, New
 
 std::shared_ptr<SequentialCheck> FileReads::CheckFor(uint64_t offset) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (check_ && offset == 0 && !check_->Unfed()) {
+  if (!check_) return nullptr;
+  // A new pass over the file: a read of the start, or one near it once the last pass ended (a
+  // direct read's requests come at once, the one at 0 not always first; its check gets the
+  // others' bytes as it keeps reads ahead).
+  const bool start = offset == 0 ? !check_->Unfed()
+                                 : offset < SequentialCheck::Bounds().max_ahead && check_->Over();
+  if (start) {
     std::optional<engine::Status> known = check_->result();
     if (known && known->ok()) known.reset();  // Only a mismatch carries over.
     check_ = std::make_shared<SequentialCheck>(new_check_(), reader_, std::move(known));

@@ -18,6 +18,8 @@ constexpr uint64_t kAgainChunk = 1 << 20;
 
 }  // namespace
 
+size_t SequentialCheck::KeptAll() { return kept_all.load(); }
+
 SequentialCheck::~SequentialCheck() {
   kept_all -= kept_bytes_;
   for (auto& [offset, k] : kept_) ReturnToPool(std::move(k.buffer));
@@ -45,6 +47,11 @@ bool SequentialCheck::Unfed() const {
   return next_ == 0 && !feeding_ && !stopped_ && !result_;
 }
 
+bool SequentialCheck::Over() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopped_ || (result_.has_value() && next_ > 0);  // (Not a verdict known before.)
+}
+
 bool SequentialCheck::GapBeingRead(uint64_t offset) const {
   auto it = reading_.lower_bound(next_);
   return it != reading_.end() && it->first < offset;
@@ -58,9 +65,16 @@ bool SequentialCheck::WaitForGap(std::unique_lock<std::mutex>& lock, uint64_t of
   ++waiters_;
   changed_.wait_until(lock, now + bounds_.arrival, [&] { return done() || coming(); });
   changed_.wait_until(lock, now + bounds_.wait, [&] { return done() || !coming(); });
-  if (!done()) changed_.wait(lock, [&] { return stopped_ || !feeding_; });  // (Never long.)
   --waiters_;
-  return !stopped_ && next_ == offset;
+  WaitFed(lock, now + 2 * bounds_.wait);  // (Bytes read again, at most max_fill.)
+  return !stopped_ && !feeding_ && next_ == offset;
+}
+
+void SequentialCheck::WaitFed(std::unique_lock<std::mutex>& lock,
+                              std::chrono::steady_clock::time_point deadline) {
+  ++waiters_;
+  changed_.wait_until(lock, deadline, [&] { return stopped_ || !feeding_; });
+  --waiters_;
 }
 
 bool SequentialCheck::MayFill(uint64_t offset) const {
@@ -113,7 +127,7 @@ engine::StatusOr<std::string_view> SequentialCheck::ReadAgain(std::unique_lock<s
   try {
     into.Reserve(to - from);
     n = reader_->ReadAt(from, std::span<char>(into.data.get(), to - from));
-  } catch (const std::bad_alloc&) {
+  } catch (...) {  // (No memory, or no thread for a read-ahead: n says so.)
   }
   lock.lock();
   if (n.ok() && *n != to - from) n = engine::Status::BackupDamaged("the file ends early");
@@ -126,6 +140,20 @@ engine::StatusOr<std::string_view> SequentialCheck::ReadAgain(std::unique_lock<s
 
 engine::Status SequentialCheck::Feed(std::unique_lock<std::mutex>& lock, uint64_t at,
                                      std::string_view bytes, uint64_t fill_to) {
+  try {
+    return FeedOrThrow(lock, at, bytes, fill_to);
+  } catch (...) {  // (Whatever the reader threw: the check stops, no one waits on it.)
+    if (!lock.owns_lock()) lock.lock();
+    feeding_ = false;
+    taken_ = next_;
+    Stop();
+    if (waiters_ > 0) changed_.notify_all();
+    throw;
+  }
+}
+
+engine::Status SequentialCheck::FeedOrThrow(std::unique_lock<std::mutex>& lock, uint64_t at,
+                                            std::string_view bytes, uint64_t fill_to) {
   feeding_ = true;
   Kept held;         // The kept read being fed (taken out of kept_),
   ReadBuffer again;  // or the bytes read again.
@@ -207,7 +235,22 @@ void SequentialCheck::Drop(uint64_t offset, uint64_t end) {
     it = dropped_.erase(it);
   }
   dropped_.emplace(end, offset);
-  if (dropped_.size() > kMaxDropped) Stop();  // Reads all over the file: not read whole.
+  uint64_t bytes = 0;
+  for (const auto& [e, start] : dropped_) bytes += e - start;
+  // Reads all over the file (not read whole), or too much to read again.
+  if (dropped_.size() > kMaxDropped || bytes > bounds_.max_fill) Stop();
+}
+
+void SequentialCheck::DropKept() {
+  while (!kept_.empty() && !stopped_) {
+    auto it = kept_.begin();
+    const uint64_t at = it->first, end = at + it->second.length;
+    kept_bytes_ -= it->second.weight;
+    kept_all -= it->second.weight;
+    ReturnToPool(std::move(it->second.buffer));
+    kept_.erase(it);
+    Drop(at, end);
+  }
 }
 
 void SequentialCheck::AcceptAnswered(uint64_t offset, ReadBuffer& buffer, size_t length) noexcept {
@@ -240,7 +283,10 @@ void SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes,
       std::memcpy(copy.data.get(), bytes.data(), bytes.size());
       buffer = &copy;
     }
-    if (!Keep(offset, *buffer, bytes.size())) Drop(offset, end);
+    if (!Keep(offset, *buffer, bytes.size())) {
+      DropKept();
+      if (!stopped_) Drop(offset, end);
+    }
   } catch (...) {  // (bad_alloc of a copy or a map node: `lock` is held again.)
     if (!lock.owns_lock()) lock.lock();
     Stop();
@@ -251,13 +297,16 @@ engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes, 
   std::unique_lock<std::mutex> lock(mu_);
   if (auto it = reading_.find(offset); it != reading_.end()) reading_.erase(it);
   const uint64_t end = offset + bytes.size();
-  if (result_) {  // The file was seen whole: reads of its end keep its verdict.
-    return end == check_->size() && !bytes.empty() ? *result_ : engine::Status::OK();
+  const bool last = end == check_->size() && !bytes.empty();
+  if (last && !result_ && feeding_ && end <= taken_) {  // The end is being hashed: its verdict.
+    WaitFed(lock, std::chrono::steady_clock::now() + 2 * bounds_.wait);
   }
+  if (result_) return last ? *result_ : engine::Status::OK();  // Seen whole: ends keep it.
   if (stopped_ || bytes.empty() || end <= taken_) return engine::Status::OK();  // (A re-read.)
   uint64_t fill_to = 0;
   if ((offset > next_ || feeding_) && !WaitForGap(lock, offset)) {
-    if (stopped_ || !MayFill(offset)) {  // Bytes before it never read: not read whole.
+    // Bytes before it never read (not read whole), or still being read again: unchecked.
+    if (stopped_ || feeding_ || !MayFill(offset)) {
       Stop();
       return engine::Status::OK();
     }
@@ -267,6 +316,7 @@ engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes, 
     Stop();
     return s.WithPrefix("reading the file again to check it");
   }
+  if (result_) return *result_;  // (Another read of the end found it meanwhile.)
   if (stopped_ || next_ < check_->size()) return engine::Status::OK();
   result_ = check_->Finish();
   if (found_now != nullptr) *found_now = true;

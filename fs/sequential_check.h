@@ -19,12 +19,13 @@
 namespace stitchfs::fs {
 
 // Reads kept for their turn: up to max_pending bytes per open file and
-// SequentialCheck::kMaxPendingAll for all of them, and only for a read less than max_ahead ahead. A
-// read that cannot be kept is dropped: the check notes its range and, when the bytes before it were
-// fed, reads it again from the file's reader (bytes a reader was handed are checked all the same).
-// A reader whose reads leave holes (a seek, a random reader such as a query) is not checked: more
-// than SequentialCheck::kMaxDropped separate ranges dropped, or a read of the end with bytes before
-// it never read, stop the check of the file.
+// SequentialCheck::kMaxPendingAll for all of them, and only for a read less than max_ahead
+// ahead. A read that cannot be kept is dropped, and so are the reads kept before it (their
+// memory given back): the check notes their ranges and, when the bytes before them were fed,
+// reads them again from the file's reader (bytes a reader was handed are checked all the same).
+// A reader whose reads leave holes (a seek, a random reader such as a query) is not checked:
+// more than SequentialCheck::kMaxDropped separate ranges or max_fill bytes dropped, or a read of
+// the end with bytes before it never read, stop the check of the file.
 struct SequentialCheckBounds {
   size_t max_pending = 64 << 20;
   uint64_t max_ahead = 32 << 20;
@@ -44,6 +45,8 @@ class SequentialCheck {
   using Bounds = SequentialCheckBounds;
   static constexpr size_t kMaxPendingAll = 256 << 20;
   static constexpr size_t kMaxDropped = 64;
+  // The bytes all checks keep now (kMaxPendingAll bounds it).
+  static size_t KeptAll();
 
   // `reader`: the file's bytes, read again where reads were dropped (null: a dropped read
   // stops the check). `known`: the verdict of an earlier whole read of the same file (its reads
@@ -87,6 +90,9 @@ class SequentialCheck {
   // belongs to it, even while later reads are being served or kept (the kernel sends a file's
   // first reads at once, and the one of the start may come last).
   bool Unfed() const;
+  // The check ended: it found its verdict, or it stopped (a read of the file now belongs to a
+  // new pass over it).
+  bool Over() const;
 
  private:
   struct Kept {
@@ -96,8 +102,12 @@ class SequentialCheck {
   };
   // True if a read being served starts in [next_, offset): the bytes before `offset` may come.
   bool GapBeingRead(uint64_t offset) const;
-  // The read of the end came early: waits for the reads before it. True if they came.
+  // The read of the end came early: waits for the reads before it, and for bytes being fed to
+  // be fed (at most twice `wait` in all). True if they came; false, with feeding_ still set, if
+  // the bytes being fed took longer.
   bool WaitForGap(std::unique_lock<std::mutex>& lock, uint64_t offset);
+  // Waits for bytes being fed to be fed, until `deadline`.
+  void WaitFed(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline);
   // True if every byte in [next_, offset) was read (kept or dropped) or is being read, and at
   // most max_fill of them are not kept: the read of the end may read them again itself.
   bool MayFill(uint64_t offset) const;
@@ -107,6 +117,9 @@ class SequentialCheck {
   // these starts at next_. The reader's error if it failed.
   engine::Status Feed(std::unique_lock<std::mutex>& lock, uint64_t at, std::string_view bytes,
                       uint64_t fill_to);
+  // Feed's work; Feed stops the check if it throws (the reader may).
+  engine::Status FeedOrThrow(std::unique_lock<std::mutex>& lock, uint64_t at,
+                             std::string_view bytes, uint64_t fill_to);
   // Forgets kept and dropped reads that end at or before next_.
   void ForgetFed() noexcept;
   // Reads [next_, to) from the reader into `into`, without the lock.
@@ -118,8 +131,10 @@ class SequentialCheck {
   // bounds; false beyond them.
   bool Keep(uint64_t offset, ReadBuffer& buffer, size_t length);
   // Notes [offset, end) as read but not kept (merged with its neighbours); stops the check
-  // beyond kMaxDropped ranges.
+  // beyond kMaxDropped ranges or max_fill bytes to read again.
   void Drop(uint64_t offset, uint64_t end);
+  // A read could not be kept: the kept reads give their memory back and are read again too.
+  void DropKept();
   void Stop() noexcept;
 
   mutable std::mutex mu_;
