@@ -9,18 +9,21 @@ FileReads::FileReads(std::shared_ptr<const engine::RandomAccessFile> reader, New
     check_ = std::make_shared<SequentialCheck>(new_check_(), reader_, std::move(known));
 }
 
-std::shared_ptr<SequentialCheck> FileReads::CheckFor(uint64_t offset) {
+std::shared_ptr<SequentialCheck> FileReads::CheckFor(uint64_t offset, uint64_t length) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!check_) return nullptr;
-  // A new pass over the file: a read of the start, or one near it once the last pass ended (a
-  // direct read's requests come at once, the one at 0 not always first; its check gets the
-  // others' bytes as it keeps reads ahead).
-  const bool start = offset == 0 ? !check_->Unfed()
-                                 : offset < SequentialCheck::Bounds().max_ahead && check_->Over();
-  if (start) {
+  const auto now = std::chrono::steady_clock::now();
+  if (offset == 0 && !check_->Unfed()) {
     std::optional<engine::Status> known = check_->result();
     if (known && known->ok()) known.reset();  // Only a mismatch carries over.
     check_ = std::make_shared<SequentialCheck>(new_check_(), reader_, std::move(known));
+    for (const Recent& r : recent_) {
+      if (now - r.at < kRecent) check_->ReadElsewhere(r.offset, r.length);
+    }
+    recent_.clear();
+  } else if (offset != 0 && length != 0 && check_->Over()) {
+    if (recent_.size() >= kMaxRecent) recent_.pop_front();
+    recent_.push_back({offset, length, now});
   }
   return check_;
 }

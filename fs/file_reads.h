@@ -6,6 +6,8 @@
 #pragma once
 
 #include <array>
+#include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -29,16 +31,26 @@ class FileReads {
             std::optional<engine::Status> known);
 
   const std::shared_ptr<const engine::RandomAccessFile>& reader() const { return reader_; }
-  // The check that a read at `offset` feeds (null when the file has none). A read of the start
-  // after the check has seen reads begins a new one: a file read again from its start (another
-  // reader, or pages the kernel let go) is checked again, and a mismatch found stays found.
-  std::shared_ptr<SequentialCheck> CheckFor(uint64_t offset);
+  // The check that a read of `length` bytes at `offset` feeds (null when the file has none). A
+  // read of the start after the check has seen reads begins a new one: a file read again from
+  // its start (another reader, or pages the kernel let go) is checked again, and a mismatch
+  // found stays found. Reads that came to an ended check up to kRecent before it (a direct
+  // read's requests come at once, the one at 0 not always first) are read again by the new one.
+  std::shared_ptr<SequentialCheck> CheckFor(uint64_t offset, uint64_t length = 0);
+
+  static constexpr std::chrono::milliseconds kRecent{1000};
+  static constexpr size_t kMaxRecent = 64;
 
  private:
+  struct Recent {
+    uint64_t offset, length;
+    std::chrono::steady_clock::time_point at;
+  };
   const std::shared_ptr<const engine::RandomAccessFile> reader_;
   const NewCheck new_check_;
   std::mutex mu_;
-  std::shared_ptr<SequentialCheck> check_;  // Guarded by mu_.
+  std::shared_ptr<SequentialCheck> check_;  // Guarded by mu_, as is
+  std::deque<Recent> recent_;               // the reads that came to it once it had ended.
 };
 
 // The FileReads of the most recently read files of one view, by inode (at most kKept; a file

@@ -70,8 +70,9 @@ engine::Status ServeRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
   RETURN_IF_ERROR(f.status());
   const engine::RandomAccessFile& reader = *(*f)->reader();
   if (off == 0 && Ctx(req).walk != nullptr) Ctx(req).walk->Started(ino);
-  CheckedRead read(Ctx(req).verify_reads ? (*f)->CheckFor(static_cast<uint64_t>(off)) : nullptr,
-                   reader, off, size);
+  CheckedRead read(
+      Ctx(req).verify_reads ? (*f)->CheckFor(static_cast<uint64_t>(off), size) : nullptr, reader,
+      off, size);
   // Bytes the reader holds in memory (an object store's read-ahead) go out as they are.
   auto loan = reader.Lend(static_cast<uint64_t>(off), size);
   RETURN_IF_ERROR(loan.status());

@@ -52,6 +52,16 @@ bool SequentialCheck::Over() const {
   return stopped_ || (result_.has_value() && next_ > 0);  // (Not a verdict known before.)
 }
 
+void SequentialCheck::ReadElsewhere(uint64_t offset, uint64_t length) noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_ || result_ || length == 0 || offset + length <= taken_) return;
+  try {
+    Drop(std::max(offset, taken_), offset + length);
+  } catch (...) {  // (A map node: no memory.)
+    Stop();
+  }
+}
+
 bool SequentialCheck::GapBeingRead(uint64_t offset) const {
   auto it = reading_.lower_bound(next_);
   return it != reading_.end() && it->first < offset;

@@ -90,9 +90,11 @@ class SequentialCheck {
   // belongs to it, even while later reads are being served or kept (the kernel sends a file's
   // first reads at once, and the one of the start may come last).
   bool Unfed() const;
-  // The check ended: it found its verdict, or it stopped (a read of the file now belongs to a
-  // new pass over it).
+  // The check ended: it found its verdict, or it stopped.
   bool Over() const;
+  // A read of `length` bytes at `offset` went to the pass before this one: its bytes are read
+  // again when this check reaches them (as a read that could not be kept).
+  void ReadElsewhere(uint64_t offset, uint64_t length) noexcept;
 
  private:
   struct Kept {

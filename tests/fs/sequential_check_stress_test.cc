@@ -261,7 +261,7 @@ TEST_F(CheckStressTest, ASecondDirectReadWhoseStartComesSecondIsChecked) {
   auto pass = [&](const std::string& bytes, std::vector<uint64_t> order) {
     std::vector<std::shared_ptr<SequentialCheck>> got;
     for (uint64_t off : order) {
-      got.push_back(reads.CheckFor(off));
+      got.push_back(reads.CheckFor(off, m));
       got.back()->Begin(off, m);
     }
     engine::Status end;
@@ -277,6 +277,37 @@ TEST_F(CheckStressTest, ASecondDirectReadWhoseStartComesSecondIsChecked) {
   };
   EXPECT_OK(pass(content_, {0, m, 2 * m}));
   EXPECT_EQ(pass(Damage(m + 5), {m, 0, 2 * m}).code(), ErrorCode::kBackupDamaged);
+}
+
+// Random reads after a whole read (a query on a file just copied): they stay with the ended
+// check, keeping nothing, and its reads of the end answer at once with its verdict.
+TEST_F(CheckStressTest, RandomReadsAfterAWholeReadKeepNothingAndWaitForNothing) {
+  FileReads reads(
+      Reader(), [&] { return Content(); }, std::nullopt);
+  const uint64_t m = 1 << 20, page = 4096;
+  for (uint64_t off = 0; off < kSize; off += m) {
+    auto c = reads.CheckFor(off, m);
+    c->Begin(off, m);
+    if (off + m >= kSize) {
+      ASSERT_OK(c->Accept(off, At(content_, off)));
+    } else {
+      c->AcceptAnswered(off, At(content_, off, m));
+    }
+  }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 40; ++i) {
+    const uint64_t off = (1 + rng() % (kSize / page - 2)) * page;
+    auto c = reads.CheckFor(off, page);
+    c->Begin(off, page);
+    c->AcceptAnswered(off, At(content_, off, page));
+    const uint64_t end = kSize - page;
+    auto e = reads.CheckFor(end, page);
+    e->Begin(end, page);
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_OK(e->Accept(end, At(content_, end)));
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, SequentialCheck::Bounds().arrival) << i;
+  }
+  EXPECT_EQ(SequentialCheck::KeptAll(), 0u);
 }
 
 }  // namespace
