@@ -275,6 +275,7 @@ void SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes,
                                      ReadBuffer* buffer) noexcept {
   std::unique_lock<std::mutex> lock(mu_);
   if (auto it = reading_.find(offset); it != reading_.end()) reading_.erase(it);
+  if (waiters_ > 0) changed_.notify_all();  // (A read of the end may wait for no more.)
   const uint64_t end = offset + bytes.size();
   if (result_ || stopped_ || bytes.empty() || end <= taken_) return;  // (Seen, or a re-read.)
   try {

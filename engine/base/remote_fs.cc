@@ -9,7 +9,7 @@ namespace stitchfs::engine {
 
 bool IsRemoteFileSystemType(int64_t type) {
   // f_type values (linux/magic.h and the file systems' own headers).
-  static constexpr std::array<uint32_t, 17> kRemote = {
+  static constexpr std::array<uint32_t, 18> kRemote = {
       0x6969,      // NFS
       0x517B,      // SMB
       0xFF534D42,  // CIFS
@@ -27,6 +27,7 @@ bool IsRemoteFileSystemType(int64_t type) {
       0x47504653,  // GPFS
       0x19830326,  // BeeGFS
       0x20030528,  // OrangeFS
+      0x786F4256,  // vboxsf
   };
   const auto t = static_cast<uint32_t>(type);
   return std::find(kRemote.begin(), kRemote.end(), t) != kRemote.end();

@@ -295,7 +295,7 @@ StatusOr<BackupSummary> WriteBackup(const BackupOptions& o, const WriterProgress
                        o.files_cache,
                        o.max_retries,
                        &o.immutable_globs};
-  ro.remote_devices = &tree.remote_devices;
+  ro.local_devices = &tree.local_devices;
   std::deque<std::string> data_names;
   ASSIGN_OR_RETURN(std::vector<FileEntry> entries,
                    ReadAll(o, tree, ro, progress, &summary, data_names));

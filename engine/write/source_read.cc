@@ -74,9 +74,9 @@ class Reader {
   }
 
   bool OnRemote() const {
-    const std::vector<uint64_t>* r = o_.remote_devices;
-    return r != nullptr &&
-           std::find(r->begin(), r->end(), static_cast<uint64_t>(f_.st.st_dev)) != r->end();
+    const std::vector<uint64_t>* l = o_.local_devices;
+    return l != nullptr &&
+           std::find(l->begin(), l->end(), static_cast<uint64_t>(f_.st.st_dev)) == l->end();
   }
 
   std::optional<FileEntry> BaseByName() const {

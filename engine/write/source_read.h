@@ -35,9 +35,9 @@ struct SourceReadOptions {
   int max_retries = 3;             // Re-reads of a file that keeps changing.
   const std::vector<std::string>* immutable_globs = nullptr;
   std::atomic<uint64_t>* read_progress = nullptr;  // FilePassInput::read_progress.
-  // Devices of the source on a remote file system (SourceTree::remote_devices): the files cache
-  // allows a server's clock being off there.
-  const std::vector<uint64_t>* remote_devices = nullptr;
+  // Devices of the source on a local file system (SourceTree::local_devices; null: all are):
+  // on others the files cache allows a server's clock being off.
+  const std::vector<uint64_t>* local_devices = nullptr;
 };
 
 // Reads source file `f` (index `index` of the walk) and stages what must be stored as data

@@ -57,11 +57,11 @@ class Walker {
 
  private:
   static std::string Shown(const std::string& rel) { return rel.empty() ? "." : rel; }
-  // Notes the device of folder `fd` as remote if it is (asked once per device).
+  // Notes the device of folder `fd` as local if it is (asked once per device).
   void NoteFileSystem(int fd) {
     struct stat st;
     if (::fstat(fd, &st) != 0 || !devices_.insert(st.st_dev).second) return;
-    if (OnRemoteFileSystem(fd)) out_->remote_devices.push_back(st.st_dev);
+    if (!OnRemoteFileSystem(fd)) out_->local_devices.push_back(st.st_dev);
   }
   void Missing(const std::string& path, const Status& s) {
     out_->missing.push_back({MakePrintable(path), ReasonOf(s)});

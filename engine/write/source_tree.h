@@ -31,8 +31,9 @@ struct SourceTree {
   std::vector<std::string> warnings;  // Skipped sockets, fifos, devices.
   std::vector<MissingFile> missing;   // Unreadable folders, names XML cannot carry, ...
   uint64_t total_bytes = 0;
-  // Devices (st_dev) of the folders on a remote file system (engine/base/remote_fs.h).
-  std::vector<uint64_t> remote_devices;
+  // Devices (st_dev) of the folders on a local file system (engine/base/remote_fs.h): a file
+  // on any other device (a remote one, or one bind-mounted alone) is taken as remote.
+  std::vector<uint64_t> local_devices;
 };
 
 // Walks `root`. kIOError if `root` itself cannot be opened; problems below it are collected.
