@@ -39,25 +39,36 @@ class CheckedRead {
   void Reply(fuse_req_t req, fuse_ino_t ino, std::string_view bytes, ReadBuffer* buffer = nullptr) {
     const std::shared_ptr<SequentialCheck> check = std::move(check_);
     if (!check) return (void)fuse_reply_buf(req, bytes.data(), bytes.size());
-    if (bytes.empty() || at_ + bytes.size() < check->size()) {
+    if (bytes.empty() ||
+        (at_ + bytes.size() < check->size() && !check->Completes(at_, bytes.size()))) {
       fuse_reply_buf(req, bytes.data(), bytes.size());
-      if (buffer != nullptr) return check->AcceptAnswered(at_, *buffer, bytes.size());
-      return check->AcceptAnswered(at_, bytes);  // (Not the end: always OK.)
+      engine::Status late = buffer != nullptr ? check->AcceptAnswered(at_, *buffer, bytes.size())
+                                              : check->AcceptAnswered(at_, bytes);
+      if (!late.ok()) {  // (Read again after it: no read left to fail, so it is logged.)
+        LogError(Ctx(req), Damaged(req, ino, late).ToString());
+      }
+      return;
     }
     bool found_now = false;
     engine::Status s = check->Accept(at_, bytes, &found_now);
-    if (!s.ok() && found_now && reader_.DropCached()) {  // (Once: later reads keep the verdict.)
-      s = s.WithSuffix(std::string(engine::kKeptCopiesDropped) +
-                       ": a new mount reads them from the storage");
-    }
-    if (!s.ok()) {
-      if (found_now) Ns(req).NoteDamaged(ino, s);
-      return ReplyError(req, s);
-    }
+    if (!s.ok() && found_now) s = Damaged(req, ino, s);
+    if (!s.ok()) return ReplyError(req, s);
     fuse_reply_buf(req, bytes.data(), bytes.size());
   }
 
  private:
+  // A mismatch just found: kept copies of the file's bytes dropped (so that a new mount reads
+  // them from the storage) and the file noted as damaged for later checks. Returns `s` with
+  // what was dropped said.
+  engine::Status Damaged(fuse_req_t req, fuse_ino_t ino, engine::Status s) {
+    if (reader_.DropCached()) {
+      s = s.WithSuffix(std::string(engine::kKeptCopiesDropped) +
+                       ": a new mount reads them from the storage");
+    }
+    Ns(req).NoteDamaged(ino, s);
+    return s;
+  }
+
   std::shared_ptr<SequentialCheck> check_;  // Until its bytes reach it.
   const engine::RandomAccessFile& reader_;
   const uint64_t at_;

@@ -52,6 +52,25 @@ bool SequentialCheck::Over() const {
   return stopped_ || (result_.has_value() && next_ > 0);  // (Not a verdict known before.)
 }
 
+bool SequentialCheck::Completes(uint64_t offset, uint64_t length) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t end = offset + length;
+  if (length == 0 || end >= check_->size()) return false;
+  if (result_) return !result_->ok() && end > fail_from_;  // (The kernel reads it again.)
+  if (stopped_) return false;
+  auto d = dropped_.upper_bound(end);  // The range holding `end`, if any.
+  return d != dropped_.end() && d->second <= end && d->first == check_->size();
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> SequentialCheck::Dropped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  if (!stopped_ && !result_) {
+    for (const auto& [end, start] : dropped_) out.emplace_back(start, end);
+  }
+  return out;
+}
+
 void SequentialCheck::ReadElsewhere(uint64_t offset, uint64_t length) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_ || result_ || length == 0 || offset + length <= taken_) return;
@@ -209,6 +228,16 @@ engine::Status SequentialCheck::FeedOrThrow(std::unique_lock<std::mutex>& lock, 
   return status;
 }
 
+engine::Status SequentialCheck::EndAlone(uint64_t offset, uint64_t end) {
+  try {
+    Drop(offset, end);  // (Read again if a reader of the whole file joins from its start.)
+    end_alone_ = true;
+  } catch (...) {  // (A map node: no memory.)
+    Stop();
+  }
+  return engine::Status::OK();
+}
+
 void SequentialCheck::Stop() noexcept {
   stopped_ = true;
   for (auto& [offset, k] : kept_) ReturnToPool(std::move(k.buffer));
@@ -221,8 +250,8 @@ void SequentialCheck::Stop() noexcept {
 
 bool SequentialCheck::Keep(uint64_t offset, ReadBuffer& buffer, size_t length) {
   const size_t weight = buffer.capacity;
-  if (offset - next_ > bounds_.max_ahead || kept_bytes_ + weight > bounds_.max_pending ||
-      kept_.count(offset)) {
+  if ((end_alone_ && next_ == 0) || offset - next_ > bounds_.max_ahead ||
+      kept_bytes_ + weight > bounds_.max_pending || kept_.count(offset)) {
     return false;
   }
   if (kept_all.fetch_add(weight) + weight > kMaxPendingAll) {
@@ -263,27 +292,43 @@ void SequentialCheck::DropKept() {
   }
 }
 
-void SequentialCheck::AcceptAnswered(uint64_t offset, ReadBuffer& buffer, size_t length) noexcept {
-  AcceptAnswered(offset, std::string_view(buffer.data.get(), length), &buffer);
+engine::Status SequentialCheck::AcceptAnswered(uint64_t offset, ReadBuffer& buffer,
+                                               size_t length) noexcept {
+  return AcceptAnswered(offset, std::string_view(buffer.data.get(), length), &buffer);
 }
 
-void SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes) noexcept {
-  AcceptAnswered(offset, bytes, nullptr);
+engine::Status SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes) noexcept {
+  return AcceptAnswered(offset, bytes, nullptr);
 }
 
-void SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes,
-                                     ReadBuffer* buffer) noexcept {
+engine::Status SequentialCheck::FinishIfWhole(uint64_t offset) noexcept {
+  if (stopped_ || result_ || next_ < check_->size()) return engine::Status::OK();
+  try {
+    fail_from_ = offset;
+    result_ = check_->Finish();
+    return *result_;
+  } catch (...) {  // (The message's memory.)
+    Stop();
+    return engine::Status::OK();
+  }
+}
+
+engine::Status SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes,
+                                               ReadBuffer* buffer) noexcept {
   std::unique_lock<std::mutex> lock(mu_);
   if (auto it = reading_.find(offset); it != reading_.end()) reading_.erase(it);
   if (waiters_ > 0) changed_.notify_all();  // (A read of the end may wait for no more.)
   const uint64_t end = offset + bytes.size();
-  if (result_ || stopped_ || bytes.empty() || end <= taken_) return;  // (Seen, or a re-read.)
+  if (result_ || stopped_ || bytes.empty() || end <= taken_) return engine::Status::OK();
   try {
     if (offset <= next_ && !feeding_) {                // Its turn (its bytes from next_ on).
       if (!Feed(lock, offset, bytes, 0).ok()) Stop();  // (Bytes read again could not be.)
-      return;
+      return FinishIfWhole(offset);
     }
-    if (offset < taken_) return Drop(taken_, end);  // Partly being fed: the rest read again.
+    if (offset < taken_) {  // Partly being fed: the rest read again.
+      Drop(taken_, end);
+      return engine::Status::OK();
+    }
     // Ahead: kept for its turn, its buffer or a copy. A small read in a thread's large buffer
     // (grown by an earlier large read) is copied: kept whole, the buffer would hold many times
     // its bytes.
@@ -302,6 +347,7 @@ void SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view bytes,
     if (!lock.owns_lock()) lock.lock();
     Stop();
   }
+  return engine::Status::OK();
 }
 
 engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes, bool* found_now) {
@@ -312,14 +358,20 @@ engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes, 
   if (last && !result_ && feeding_ && end <= taken_) {  // The end is being hashed: its verdict.
     WaitFed(lock, std::chrono::steady_clock::now() + 2 * bounds_.wait);
   }
-  if (result_) return last ? *result_ : engine::Status::OK();  // Seen whole: ends keep it.
+  if (result_) {  // Seen whole: reads of its end, and of the read that found it, keep it.
+    return last || end > fail_from_ ? *result_ : engine::Status::OK();
+  }
   if (stopped_ || bytes.empty() || end <= taken_) return engine::Status::OK();  // (A re-read.)
   uint64_t fill_to = 0;
-  if ((offset > next_ || feeding_) && !WaitForGap(lock, offset)) {
-    // Bytes before it never read (not read whole), or still being read again: unchecked.
-    if (stopped_ || feeding_ || !MayFill(offset)) {
+  // A read of the end alone again (a reader of the end, a footer): no wait for bytes before it.
+  const bool alone = end_alone_ && offset > next_ && !feeding_ && !MayFill(offset);
+  if (alone || ((offset > next_ || feeding_) && !WaitForGap(lock, offset))) {
+    if (stopped_ || feeding_) {  // Still being read again: unchecked.
       Stop();
       return engine::Status::OK();
+    }
+    if (!MayFill(offset)) {  // Bytes before it never read: not read whole (yet).
+      return EndAlone(offset, end);
     }
     fill_to = offset;  // Read whole, but the bytes before it did not all come in time.
   }
@@ -329,6 +381,7 @@ engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes, 
   }
   if (result_) return *result_;  // (Another read of the end found it meanwhile.)
   if (stopped_ || next_ < check_->size()) return engine::Status::OK();
+  fail_from_ = offset;
   result_ = check_->Finish();
   if (found_now != nullptr) *found_now = true;
   return *result_;

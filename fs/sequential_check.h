@@ -80,10 +80,12 @@ class SequentialCheck {
   // Any other read, already answered: its first `length` bytes of `buffer`. Ahead of the reads
   // before it, it keeps the buffer for their turn (`buffer` is then empty: Reserve takes
   // another). Never throws: what it cannot do (memory, a failed read again) stops the check.
-  void AcceptAnswered(uint64_t offset, ReadBuffer& buffer, size_t length) noexcept;
+  // A mismatch if the file was completed now, by bytes read again after these (a read of the
+  // end answered before, alone): too late to fail a read, but later reads of the end fail.
+  engine::Status AcceptAnswered(uint64_t offset, ReadBuffer& buffer, size_t length) noexcept;
   // The same for bytes that are not in a ReadBuffer (an object store's read-ahead lends its
   // own): copied only if they must be kept.
-  void AcceptAnswered(uint64_t offset, std::string_view bytes) noexcept;
+  engine::Status AcceptAnswered(uint64_t offset, std::string_view bytes) noexcept;
   // The verdict of the whole file, once it was seen.
   std::optional<engine::Status> result() const;
   // No bytes were fed to the check and it has not stopped or ended: a read of the file's start
@@ -92,6 +94,13 @@ class SequentialCheck {
   bool Unfed() const;
   // The check ended: it found its verdict, or it stopped.
   bool Over() const;
+  // True if a read of `length` bytes at `offset` completes the file with reads answered before
+  // and not fed (dropped): a read of the end whose pages the kernel keeps (`tail`, then `cat`),
+  // so this read is the last to reach the check and must be checked as a read of the end. True
+  // too, once a mismatch was found, for a read past the one that found it (Accept fails it).
+  bool Completes(uint64_t offset, uint64_t length) const;
+  // The ranges of reads answered and not fed, as [start, end) (for the next pass).
+  std::vector<std::pair<uint64_t, uint64_t>> Dropped() const;
   // A read of `length` bytes at `offset` went to the pass before this one: its bytes are read
   // again when this check reaches them (as a read that could not be kept).
   void ReadElsewhere(uint64_t offset, uint64_t length) noexcept;
@@ -128,7 +137,11 @@ class SequentialCheck {
   engine::StatusOr<std::string_view> ReadAgain(std::unique_lock<std::mutex>& lock, uint64_t to,
                                                ReadBuffer& into);
   // AcceptAnswered of `bytes`, in `buffer` (handed over if kept) or not (copied then).
-  void AcceptAnswered(uint64_t offset, std::string_view bytes, ReadBuffer* buffer) noexcept;
+  engine::Status AcceptAnswered(uint64_t offset, std::string_view bytes,
+                                ReadBuffer* buffer) noexcept;
+  // The verdict, once bytes fed from an answered read at `offset` reached the file's end (OK
+  // otherwise).
+  engine::Status FinishIfWhole(uint64_t offset) noexcept;
   // Keeps `buffer` (a read at `offset` ahead of next_), counting all of its memory against the
   // bounds; false beyond them.
   bool Keep(uint64_t offset, ReadBuffer& buffer, size_t length);
@@ -137,6 +150,9 @@ class SequentialCheck {
   void Drop(uint64_t offset, uint64_t end);
   // A read could not be kept: the kept reads give their memory back and are read again too.
   void DropKept();
+  // A read of the end at `offset` (to `end`) with bytes before it never read: noted as dropped,
+  // so that a reader of the whole file joining from its start checks it; OK (unchecked).
+  engine::Status EndAlone(uint64_t offset, uint64_t end);
   void Stop() noexcept;
 
   mutable std::mutex mu_;
@@ -153,6 +169,10 @@ class SequentialCheck {
   bool feeding_ = false;  // unless bytes are being hashed or read again (they start at next_),
   uint64_t taken_ = 0;    // up to here (next_ when none is).
   bool stopped_ = false;
+  bool end_alone_ = false;  // A read of the end came with bytes before it never read.
+  // The offset of the read that found the verdict: reads after it fail with a mismatch too
+  // (the kernel reads a failed read's pages again, in smaller reads).
+  uint64_t fail_from_ = UINT64_MAX;
   std::optional<engine::Status> result_;  // Once the whole file was seen.
 };
 

@@ -120,10 +120,10 @@ std::vector<engine::Status> ReadWhole(SequentialCheck& check, const std::string&
         ReadBuffer buf;
         buf.Reserve(b.size());
         std::memcpy(buf.data.get(), b.data(), b.size());
-        check.AcceptAnswered(rd.first, buf, b.size());
+        (void)check.AcceptAnswered(rd.first, buf, b.size());
         if (buf.data) ReturnToPool(std::move(buf));
       } else {
-        check.AcceptAnswered(rd.first, b);
+        (void)check.AcceptAnswered(rd.first, b);
       }
       std::lock_guard<std::mutex> l(mu);
       --in_flight;
@@ -175,7 +175,7 @@ TEST_F(CheckStressTest, ReadingAgainAndTheWaitOfTheEndStayWithinTheirBounds) {
   auto check = Check(reader, b);
   const uint64_t half = kSize / 2, r = 64 << 10, end_at = kSize - r;
   for (uint64_t off = half; off < end_at; off += r)
-    check->AcceptAnswered(off, At(content_, off, r));
+    (void)check->AcceptAnswered(off, At(content_, off, r));
   check->Begin(0, half);
   auto end = std::async(std::launch::async, [&] {
     const auto t0 = std::chrono::steady_clock::now();
@@ -184,7 +184,7 @@ TEST_F(CheckStressTest, ReadingAgainAndTheWaitOfTheEndStayWithinTheirBounds) {
     return std::chrono::steady_clock::now() - t0;
   });
   std::this_thread::sleep_for(milliseconds(2));
-  check->AcceptAnswered(0, At(content_, 0, half));
+  (void)check->AcceptAnswered(0, At(content_, 0, half));
   EXPECT_LT(end.get(), 10 * b.wait);
   EXPECT_LE(reader->bytes_read.load(), b.max_fill);
 }
@@ -198,7 +198,7 @@ TEST_F(CheckStressTest, ReadersWithAHoleDoNotHoldTheMemoryOfAllChecks) {
     for (uint64_t off = 1 << 20; off < (200ull << 20); off += 1 << 20) {
       ReadBuffer buf;
       buf.Reserve(1 << 20);
-      holes.back()->AcceptAnswered(off, buf, 1 << 20);
+      (void)holes.back()->AcceptAnswered(off, buf, 1 << 20);
       if (buf.data) ReturnToPool(std::move(buf));
     }
   }
@@ -206,8 +206,8 @@ TEST_F(CheckStressTest, ReadersWithAHoleDoNotHoldTheMemoryOfAllChecks) {
   auto reader = Reader();
   auto whole = Check(reader);
   const uint64_t r = 64 << 10;
-  whole->AcceptAnswered(r, At(content_, r, r));
-  whole->AcceptAnswered(0, At(content_, 0, r));
+  (void)whole->AcceptAnswered(r, At(content_, r, r));
+  (void)whole->AcceptAnswered(0, At(content_, 0, r));
   EXPECT_EQ(reader->bytes_read.load(), 0u);
   holes.clear();
   whole.reset();
@@ -270,7 +270,7 @@ TEST_F(CheckStressTest, ASecondDirectReadWhoseStartComesSecondIsChecked) {
       if (order[i] + b.size() == kSize) {
         end = got[i]->Accept(order[i], b);
       } else {
-        got[i]->AcceptAnswered(order[i], b);
+        (void)got[i]->AcceptAnswered(order[i], b);
       }
     }
     return end;
@@ -291,7 +291,7 @@ TEST_F(CheckStressTest, RandomReadsAfterAWholeReadKeepNothingAndWaitForNothing) 
     if (off + m >= kSize) {
       ASSERT_OK(c->Accept(off, At(content_, off)));
     } else {
-      c->AcceptAnswered(off, At(content_, off, m));
+      (void)c->AcceptAnswered(off, At(content_, off, m));
     }
   }
   std::mt19937 rng(7);
@@ -299,7 +299,7 @@ TEST_F(CheckStressTest, RandomReadsAfterAWholeReadKeepNothingAndWaitForNothing) 
     const uint64_t off = (1 + rng() % (kSize / page - 2)) * page;
     auto c = reads.CheckFor(off, page);
     c->Begin(off, page);
-    c->AcceptAnswered(off, At(content_, off, page));
+    (void)c->AcceptAnswered(off, At(content_, off, page));
     const uint64_t end = kSize - page;
     auto e = reads.CheckFor(end, page);
     e->Begin(end, page);
@@ -308,6 +308,45 @@ TEST_F(CheckStressTest, RandomReadsAfterAWholeReadKeepNothingAndWaitForNothing) 
     EXPECT_LT(std::chrono::steady_clock::now() - t0, SequentialCheck::Bounds().arrival) << i;
   }
   EXPECT_EQ(SequentialCheck::KeptAll(), 0u);
+}
+
+// `tail` then `cat`: the read of the end came alone and the kernel keeps its pages, so the
+// whole read that follows never reads the end through the mount. Its last read is checked as
+// the end (the end's bytes read again), whether the whole read joins the check or begins one.
+TEST_F(CheckStressTest, AWholeReadAfterTheEndWasReadAloneIsChecked) {
+  const uint64_t m = 1 << 20, tail = kSize - 4096;
+  for (const bool head_first : {false, true}) {
+    for (const bool damaged : {false, true}) {
+      const std::string bytes = damaged ? Damage(m + 5) : content_;
+      FileReads reads(
+          Reader(), [&] { return Content(); }, std::nullopt);
+      if (head_first) {  // `head`: the start read, then nothing.
+        auto h = reads.CheckFor(0, 4096);
+        h->Begin(0, 4096);
+        (void)h->AcceptAnswered(0, At(bytes, 0, 4096));
+      }
+      auto t = reads.CheckFor(tail, 4096);
+      t->Begin(tail, 4096);
+      const auto t0 = std::chrono::steady_clock::now();
+      EXPECT_OK(t->Accept(tail, At(bytes, tail)));  // Unchecked: nothing before it read.
+      EXPECT_OK(t->Accept(tail, At(bytes, tail)));  // Again: at once.
+      EXPECT_LT(std::chrono::steady_clock::now() - t0, 3 * SequentialCheck::Bounds().arrival);
+      engine::Status last;
+      for (uint64_t off = 0; off < tail; off += m) {  // `cat`: the end's pages kept.
+        const uint64_t len = std::min(m, tail - off);
+        auto c = reads.CheckFor(off, len);
+        c->Begin(off, len);
+        if (c->Completes(off, len)) {
+          last = c->Accept(off, At(bytes, off, len));
+        } else {
+          EXPECT_OK(c->AcceptAnswered(off, At(bytes, off, len)));
+        }
+      }
+      EXPECT_EQ(last.code(), damaged ? ErrorCode::kBackupDamaged : ErrorCode::kOk)
+          << "head first " << head_first << ", damaged " << damaged << ": " << last.ToString();
+      testutil::WriteFile(dir_ / "b0/big.bin", content_);
+    }
+  }
 }
 
 }  // namespace

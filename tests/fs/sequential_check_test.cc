@@ -78,7 +78,7 @@ TEST_F(SequentialCheckTest, AMiddleReadDoneEarlyIsKeptUntilItsTurn) {
   auto check = CheckOf(backup_);
   check->Begin(0, 2048);
   check->Begin(2048, 2048);
-  check->AcceptAnswered(2048, std::string_view(bad).substr(2048, 2048));  // Early: kept.
+  (void)check->AcceptAnswered(2048, std::string_view(bad).substr(2048, 2048));  // Early: kept.
   ASSERT_OK(check->Accept(0, std::string_view(bad).substr(0, 2048)));
   EXPECT_EQ(check->Accept(4096, std::string_view(bad).substr(4096)).code(),
             ErrorCode::kBackupDamaged);
@@ -99,14 +99,14 @@ TEST_F(SequentialCheckTest, AReadAheadHandsItsBufferOver) {
   std::memcpy(early.data.get(), all.data() + 2048, 2048);
   check->Begin(0, 2048);
   check->Begin(2048, 2048);
-  check->AcceptAnswered(2048, early, 2048);
+  (void)check->AcceptAnswered(2048, early, 2048);
   EXPECT_EQ(early.data, nullptr) << "kept: the thread takes another buffer";
   early.Reserve(2048);  // (From the pool or new.)
   EXPECT_GE(early.capacity, 2048u);
   ReadBuffer first;
   first.Reserve(2048);
   std::memcpy(first.data.get(), all.data(), 2048);
-  check->AcceptAnswered(0, first, 2048);
+  (void)check->AcceptAnswered(0, first, 2048);
   EXPECT_NE(first.data, nullptr) << "fed in order: the buffer stays the thread's";
   EXPECT_OK(check->Accept(4096, std::string_view(all).substr(4096)));
   ASSERT_TRUE(check->result().has_value());
@@ -123,7 +123,7 @@ TEST_F(SequentialCheckTest, ASmallReadInALargeBufferIsCopiedToBeKept) {
   std::memcpy(large.data.get(), all.data() + 2048, 2048);
   check->Begin(0, 2048);
   check->Begin(2048, 2048);
-  check->AcceptAnswered(2048, large, 2048);
+  (void)check->AcceptAnswered(2048, large, 2048);
   ASSERT_NE(large.data, nullptr) << "the 1 MiB buffer was kept for a 2 KiB read";
   EXPECT_GE(large.capacity, 1u << 20);
   EXPECT_OK(check->Accept(0, std::string_view(all).substr(0, 2048)));
@@ -170,9 +170,9 @@ TEST_F(SequentialCheckTest, ReadsThatCannotBeKeptAreReadAgainToCheckTheFile) {
     check->Begin(0, 2048);
     check->Begin(2048, 2048);
     check->Begin(4096, 2048);
-    check->AcceptAnswered(4096, std::string_view(bytes).substr(4096, 2048));  // Dropped,
-    check->AcceptAnswered(2048, std::string_view(bytes).substr(2048, 2048));  // and merged.
-    check->AcceptAnswered(0, std::string_view(bytes).substr(0, 2048));        // Then read again.
+    (void)check->AcceptAnswered(4096, std::string_view(bytes).substr(4096, 2048));  // Dropped,
+    (void)check->AcceptAnswered(2048, std::string_view(bytes).substr(2048, 2048));  // and merged.
+    (void)check->AcceptAnswered(0, std::string_view(bytes).substr(0, 2048));  // Then read again.
     bool found_now = false;
     engine::Status end = check->Accept(6144, std::string_view(bytes).substr(6144), &found_now);
     EXPECT_TRUE(found_now) << "damaged " << damaged;
@@ -197,7 +197,8 @@ TEST_F(SequentialCheckTest, TheReadOfTheEndReadsALateGapItself) {
   engine::Status end = check->Accept(4096, std::string_view(bad).substr(4096), &found_now);
   EXPECT_EQ(end.code(), ErrorCode::kBackupDamaged) << end.ToString();
   EXPECT_TRUE(found_now);
-  check->AcceptAnswered(0, std::string_view(bad).substr(0, 4096));  // (Comes at last: no matter.)
+  (void)check->AcceptAnswered(
+      0, std::string_view(bad).substr(0, 4096));  // (Comes at last: no matter.)
   EXPECT_EQ(check->result()->code(), ErrorCode::kBackupDamaged);
 }
 
@@ -205,8 +206,8 @@ TEST_F(SequentialCheckTest, TheReadOfTheEndReadsALateGapItself) {
 TEST_F(SequentialCheckTest, AReadOverlappingWhatWasFedFeedsTheRest) {
   const std::string all = Content();
   auto check = CheckOf(backup_);
-  check->AcceptAnswered(0, std::string_view(all).substr(0, 3000));
-  check->AcceptAnswered(2048, std::string_view(all).substr(2048, 2048));
+  (void)check->AcceptAnswered(0, std::string_view(all).substr(0, 3000));
+  (void)check->AcceptAnswered(2048, std::string_view(all).substr(2048, 2048));
   bool found_now = false;
   EXPECT_OK(check->Accept(4096, std::string_view(all).substr(4096), &found_now));
   EXPECT_TRUE(found_now) << "the bytes [3000, 4096) of the second read were fed";
@@ -227,9 +228,9 @@ TEST_F(SequentialCheckTest, ReadsThatLeaveAHoleAreNotReadAgain) {
   auto scattered = CheckOf(backup_, no_room);
   scattered->Begin(0, 1);
   for (size_t i = 0; i <= SequentialCheck::kMaxDropped; ++i) {
-    scattered->AcceptAnswered(2 + 2 * i, std::string_view(bad).substr(2 + 2 * i, 1));
+    (void)scattered->AcceptAnswered(2 + 2 * i, std::string_view(bad).substr(2 + 2 * i, 1));
   }
-  scattered->AcceptAnswered(0, std::string_view(bad).substr(0, 1));
+  (void)scattered->AcceptAnswered(0, std::string_view(bad).substr(0, 1));
   EXPECT_OK(scattered->Accept(4096, std::string_view(bad).substr(4096)));
   EXPECT_FALSE(scattered->result().has_value());
 }
