@@ -58,8 +58,8 @@ bool SequentialCheck::Completes(uint64_t offset, uint64_t length) const {
   if (length == 0 || end >= check_->size()) return false;
   if (result_) return !result_->ok() && end > fail_from_;  // (The kernel reads it again.)
   if (stopped_) return false;
-  auto d = dropped_.upper_bound(end);  // The range holding `end`, if any.
-  return d != dropped_.end() && d->second <= end && d->first == check_->size();
+  auto d = dropped_.upper_bound(end);  // The range holding `end`, if any: it starts there.
+  return d != dropped_.end() && d->second == end && d->first == check_->size();
 }
 
 std::vector<std::pair<uint64_t, uint64_t>> SequentialCheck::Dropped() const {
@@ -230,9 +230,10 @@ engine::Status SequentialCheck::FeedOrThrow(std::unique_lock<std::mutex>& lock, 
 
 engine::Status SequentialCheck::EndAlone(uint64_t offset, uint64_t end) {
   try {
-    Drop(offset, end);  // (Read again if a reader of the whole file joins from its start.)
     end_alone_ = true;
-  } catch (...) {  // (A map node: no memory.)
+    DropKept();  // (Kept reads of the end too: the kernel keeps their pages as well.)
+    if (!stopped_) Drop(offset, end);  // (Read again if a whole read joins from the start.)
+  } catch (...) {                      // (A map node: no memory.)
     Stop();
   }
   return engine::Status::OK();
@@ -250,7 +251,7 @@ void SequentialCheck::Stop() noexcept {
 
 bool SequentialCheck::Keep(uint64_t offset, ReadBuffer& buffer, size_t length) {
   const size_t weight = buffer.capacity;
-  if ((end_alone_ && next_ == 0) || offset - next_ > bounds_.max_ahead ||
+  if (end_alone_ || offset - next_ > bounds_.max_ahead ||
       kept_bytes_ + weight > bounds_.max_pending || kept_.count(offset)) {
     return false;
   }
@@ -301,11 +302,10 @@ engine::Status SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view
   return AcceptAnswered(offset, bytes, nullptr);
 }
 
-engine::Status SequentialCheck::FinishIfWhole(uint64_t offset) noexcept {
+engine::Status SequentialCheck::FinishIfWhole() noexcept {
   if (stopped_ || result_ || next_ < check_->size()) return engine::Status::OK();
   try {
-    fail_from_ = offset;
-    result_ = check_->Finish();
+    result_ = check_->Finish();  // (No read failed: fail_from_ stays, only ends fail.)
     return *result_;
   } catch (...) {  // (The message's memory.)
     Stop();
@@ -323,7 +323,7 @@ engine::Status SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view
   try {
     if (offset <= next_ && !feeding_) {                // Its turn (its bytes from next_ on).
       if (!Feed(lock, offset, bytes, 0).ok()) Stop();  // (Bytes read again could not be.)
-      return FinishIfWhole(offset);
+      return FinishIfWhole();
     }
     if (offset < taken_) {  // Partly being fed: the rest read again.
       Drop(taken_, end);
@@ -353,6 +353,7 @@ engine::Status SequentialCheck::AcceptAnswered(uint64_t offset, std::string_view
 engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes, bool* found_now) {
   std::unique_lock<std::mutex> lock(mu_);
   if (auto it = reading_.find(offset); it != reading_.end()) reading_.erase(it);
+  if (waiters_ > 0) changed_.notify_all();  // (Another read of the end may wait for no more.)
   const uint64_t end = offset + bytes.size();
   const bool last = end == check_->size() && !bytes.empty();
   if (last && !result_ && feeding_ && end <= taken_) {  // The end is being hashed: its verdict.
@@ -364,7 +365,8 @@ engine::Status SequentialCheck::Accept(uint64_t offset, std::string_view bytes, 
   if (stopped_ || bytes.empty() || end <= taken_) return engine::Status::OK();  // (A re-read.)
   uint64_t fill_to = 0;
   // A read of the end alone again (a reader of the end, a footer): no wait for bytes before it.
-  const bool alone = end_alone_ && offset > next_ && !feeding_ && !MayFill(offset);
+  const bool alone =
+      end_alone_ && reading_.empty() && offset > next_ && !feeding_ && !MayFill(offset);
   if (alone || ((offset > next_ || feeding_) && !WaitForGap(lock, offset))) {
     if (stopped_ || feeding_) {  // Still being read again: unchecked.
       Stop();

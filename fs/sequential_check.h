@@ -94,9 +94,9 @@ class SequentialCheck {
   bool Unfed() const;
   // The check ended: it found its verdict, or it stopped.
   bool Over() const;
-  // True if a read of `length` bytes at `offset` completes the file with reads answered before
-  // and not fed (dropped): a read of the end whose pages the kernel keeps (`tail`, then `cat`),
-  // so this read is the last to reach the check and must be checked as a read of the end. True
+  // True if a read of `length` bytes at `offset` ends where reads answered before and not fed
+  // (dropped) run to the file's end: a read of the end whose pages the kernel keeps (`tail`,
+  // then `cat`), so this read is the last to reach the check and must be checked as the end. True
   // too, once a mismatch was found, for a read past the one that found it (Accept fails it).
   bool Completes(uint64_t offset, uint64_t length) const;
   // The ranges of reads answered and not fed, as [start, end) (for the next pass).
@@ -139,9 +139,8 @@ class SequentialCheck {
   // AcceptAnswered of `bytes`, in `buffer` (handed over if kept) or not (copied then).
   engine::Status AcceptAnswered(uint64_t offset, std::string_view bytes,
                                 ReadBuffer* buffer) noexcept;
-  // The verdict, once bytes fed from an answered read at `offset` reached the file's end (OK
-  // otherwise).
-  engine::Status FinishIfWhole(uint64_t offset) noexcept;
+  // The verdict, once bytes fed from an answered read reached the file's end (OK otherwise).
+  engine::Status FinishIfWhole() noexcept;
   // Keeps `buffer` (a read at `offset` ahead of next_), counting all of its memory against the
   // bounds; false beyond them.
   bool Keep(uint64_t offset, ReadBuffer& buffer, size_t length);
@@ -150,8 +149,10 @@ class SequentialCheck {
   void Drop(uint64_t offset, uint64_t end);
   // A read could not be kept: the kept reads give their memory back and are read again too.
   void DropKept();
-  // A read of the end at `offset` (to `end`) with bytes before it never read: noted as dropped,
-  // so that a reader of the whole file joining from its start checks it; OK (unchecked).
+  // A read of the end at `offset` (to `end`) with bytes before it never read: noted as dropped
+  // with the reads kept (the kernel keeps all their pages), so that a reader of the whole file
+  // joining from its start checks it; no read is kept from then on (a reader of footers and
+  // headers holds no memory). OK (unchecked).
   engine::Status EndAlone(uint64_t offset, uint64_t end);
   void Stop() noexcept;
 

@@ -312,41 +312,53 @@ TEST_F(CheckStressTest, RandomReadsAfterAWholeReadKeepNothingAndWaitForNothing) 
 
 // `tail` then `cat`: the read of the end came alone and the kernel keeps its pages, so the
 // whole read that follows never reads the end through the mount. Its last read is checked as
-// the end (the end's bytes read again), whether the whole read joins the check or begins one.
+// the end (the end's bytes read again), whether the whole read joins the check or begins one,
+// and whether the tail took one read or two (the first answered while the end waited for it).
 TEST_F(CheckStressTest, AWholeReadAfterTheEndWasReadAloneIsChecked) {
-  const uint64_t m = 1 << 20, tail = kSize - 4096;
-  for (const bool head_first : {false, true}) {
-    for (const bool damaged : {false, true}) {
-      const std::string bytes = damaged ? Damage(m + 5) : content_;
-      FileReads reads(
-          Reader(), [&] { return Content(); }, std::nullopt);
-      if (head_first) {  // `head`: the start read, then nothing.
-        auto h = reads.CheckFor(0, 4096);
-        h->Begin(0, 4096);
-        (void)h->AcceptAnswered(0, At(bytes, 0, 4096));
-      }
-      auto t = reads.CheckFor(tail, 4096);
-      t->Begin(tail, 4096);
-      const auto t0 = std::chrono::steady_clock::now();
-      EXPECT_OK(t->Accept(tail, At(bytes, tail)));  // Unchecked: nothing before it read.
-      EXPECT_OK(t->Accept(tail, At(bytes, tail)));  // Again: at once.
-      EXPECT_LT(std::chrono::steady_clock::now() - t0, 3 * SequentialCheck::Bounds().arrival);
-      engine::Status last;
-      for (uint64_t off = 0; off < tail; off += m) {  // `cat`: the end's pages kept.
-        const uint64_t len = std::min(m, tail - off);
-        auto c = reads.CheckFor(off, len);
-        c->Begin(off, len);
-        if (c->Completes(off, len)) {
-          last = c->Accept(off, At(bytes, off, len));
-        } else {
-          EXPECT_OK(c->AcceptAnswered(off, At(bytes, off, len)));
+  const uint64_t m = 1 << 20, page = 4096;
+  for (const int tail_reads : {1, 2}) {
+    for (const bool head_first : {false, true}) {
+      for (const bool damaged : {false, true}) {
+        const std::string bytes = damaged ? Damage(m + 5) : content_;
+        FileReads reads(
+            Reader(), [&] { return Content(); }, std::nullopt);
+        if (head_first) {  // `head`: the start read, then nothing.
+          auto h = reads.CheckFor(0, page);
+          h->Begin(0, page);
+          (void)h->AcceptAnswered(0, At(bytes, 0, page));
         }
+        const uint64_t tail = kSize - page * (tail_reads == 1 ? 1 : 3), last = kSize - page;
+        auto t = reads.CheckFor(last, page);
+        if (tail_reads == 2) t->Begin(tail, last - tail);
+        t->Begin(last, page);
+        auto end = std::async(std::launch::async, [&] { return t->Accept(last, At(bytes, last)); });
+        if (tail_reads == 2) {
+          std::this_thread::sleep_for(milliseconds(10));
+          (void)t->AcceptAnswered(tail, At(bytes, tail, last - tail));  // Kept, then let go.
+        }
+        EXPECT_OK(end.get());  // Unchecked: nothing before the tail read.
+        const auto t0 = std::chrono::steady_clock::now();
+        EXPECT_OK(t->Accept(last, At(bytes, last)));  // Again: at once.
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, SequentialCheck::Bounds().arrival);
+        engine::Status verdict;
+        for (uint64_t off = 0; off < tail; off += m) {  // `cat`: the tail's pages kept.
+          const uint64_t len = std::min(m, tail - off);
+          auto c = reads.CheckFor(off, len);
+          c->Begin(off, len);
+          if (c->Completes(off, len)) {
+            verdict = c->Accept(off, At(bytes, off, len));
+          } else {
+            EXPECT_OK(c->AcceptAnswered(off, At(bytes, off, len)));
+          }
+        }
+        EXPECT_EQ(verdict.code(), damaged ? ErrorCode::kBackupDamaged : ErrorCode::kOk)
+            << tail_reads << " tail reads, head first " << head_first << ", damaged " << damaged
+            << ": " << verdict.ToString();
+        testutil::WriteFile(dir_ / "b0/big.bin", content_);
       }
-      EXPECT_EQ(last.code(), damaged ? ErrorCode::kBackupDamaged : ErrorCode::kOk)
-          << "head first " << head_first << ", damaged " << damaged << ": " << last.ToString();
-      testutil::WriteFile(dir_ / "b0/big.bin", content_);
     }
   }
+  EXPECT_EQ(SequentialCheck::KeptAll(), 0u);
 }
 
 }  // namespace
