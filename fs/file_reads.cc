@@ -16,12 +16,10 @@ std::shared_ptr<SequentialCheck> FileReads::CheckFor(uint64_t offset, uint64_t l
   if (offset == 0 && !check_->Unfed()) {
     std::optional<engine::Status> known = check_->result();
     if (known && known->ok()) known.reset();  // Only a mismatch carries over.
-    const uint64_t size = check_->size();
-    auto dropped = check_->Dropped();
+    const uint64_t size = check_->size(), end_alone = check_->DroppedEnd();
     check_ = std::make_shared<SequentialCheck>(new_check_(), reader_, std::move(known));
-    for (const auto& [start, end] : dropped) {  // A read of the end alone: the kernel may keep
-      if (end == size) check_->ReadElsewhere(start, end - start);  // its pages (`tail`).
-    }
+    // A read of the end alone: the kernel may keep its pages (`tail`, then this read).
+    check_->ReadElsewhere(end_alone, size - end_alone);
     for (const Recent& r : recent_) {
       if (now - r.at < kRecent) check_->ReadElsewhere(r.offset, r.length);
     }

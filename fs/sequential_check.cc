@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <span>
 #include <utility>
@@ -62,13 +63,11 @@ bool SequentialCheck::Completes(uint64_t offset, uint64_t length) const {
   return d != dropped_.end() && d->second == end && d->first == check_->size();
 }
 
-std::vector<std::pair<uint64_t, uint64_t>> SequentialCheck::Dropped() const {
+uint64_t SequentialCheck::DroppedEnd() const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::pair<uint64_t, uint64_t>> out;
-  if (!stopped_ && !result_) {
-    for (const auto& [end, start] : dropped_) out.emplace_back(start, end);
-  }
-  return out;
+  if (stopped_ || result_ || dropped_.empty()) return check_->size();
+  const auto last = std::prev(dropped_.end());  // (Keyed by end: the last ends the furthest.)
+  return last->first == check_->size() ? last->second : check_->size();
 }
 
 void SequentialCheck::ReadElsewhere(uint64_t offset, uint64_t length) noexcept {

@@ -99,8 +99,9 @@ class SequentialCheck {
   // then `cat`), so this read is the last to reach the check and must be checked as the end. True
   // too, once a mismatch was found, for a read past the one that found it (Accept fails it).
   bool Completes(uint64_t offset, uint64_t length) const;
-  // The ranges of reads answered and not fed, as [start, end) (for the next pass).
-  std::vector<std::pair<uint64_t, uint64_t>> Dropped() const;
+  // Where reads answered and not fed that run to the file's end begin (a read of the end
+  // alone, for the next pass); size() if there are none.
+  uint64_t DroppedEnd() const;
   // A read of `length` bytes at `offset` went to the pass before this one: its bytes are read
   // again when this check reaches them (as a read that could not be kept).
   void ReadElsewhere(uint64_t offset, uint64_t length) noexcept;
