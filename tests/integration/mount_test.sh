@@ -198,7 +198,10 @@ cp -a "$S" "$work/flipsrc"
 echo "more" >>"$work/flipsrc/logs/big.log"
 "$STITCH" backup "$work/flipsrc" "$work/flip/g1" --base "$work/flip/g0" >/dev/null 2>&1 ||
   bad "backup flip/g1"
-printf '\xff' | dd of="$work/flip/g0/logs/big.log" bs=1 seek=1000 conv=notrunc 2>/dev/null
+# Its byte 1000 complemented (writing a fixed 0xff left random bytes unchanged 1 time in 256).
+byte=$(od -An -tu1 -j1000 -N1 "$work/flip/g0/logs/big.log" | tr -d ' ')
+printf "\\x$(printf %02x $((byte ^ 255)))" |
+  dd of="$work/flip/g0/logs/big.log" bs=1 seek=1000 conv=notrunc 2>/dev/null
 mnt "$work/flip/g1" "$work/fm"
 out=$(cat "$work/fm/logs/big.log" 2>&1 >/dev/null)
 check "a whole read of a file with a flipped byte ends in EIO" grep -q "Input/output error" <<<"$out"
